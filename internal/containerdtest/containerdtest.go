@@ -1,0 +1,366 @@
+package containerdtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Version selects a containerd build.
+type Version int
+
+const (
+	// V1 is containerd 1.6 from Debian's containerd package.
+	V1 Version = 1
+	// V2 is containerd 2.2 built from source.
+	V2 Version = 2
+)
+
+func (v Version) String() string { return fmt.Sprintf("containerd%d", int(v)) }
+
+// Environment variables read by the helper.
+const (
+	EnvRequire     = "SANDBOXPIN_REQUIRE_RUNTIMES"
+	EnvCache       = "SANDBOXPIN_CACHE"
+	EnvContainerd1 = "SANDBOXPIN_CONTAINERD1"
+	EnvContainerd2 = "SANDBOXPIN_CONTAINERD2"
+	EnvCtr1        = "SANDBOXPIN_CTR1"
+	EnvCtr2        = "SANDBOXPIN_CTR2"
+)
+
+// startTimeout bounds the wait for the CRI plugin; containerd boots in well
+// under a second here, but CI machines can be slow.
+const startTimeout = 60 * time.Second
+
+// Options configure a containerd instance.
+type Options struct {
+	// SandboxImage is the configured sandbox image: sandbox_image for V1,
+	// pinned_images.sandbox for V2. "" keeps the runtime's default.
+	SandboxImage string
+	// Images are imported into the k8s.io namespace before Start returns.
+	Images []Image
+}
+
+// Containerd is a running containerd.
+type Containerd struct {
+	// Version is the build that runs.
+	Version Version
+	// Socket is the path of the gRPC socket, and Endpoint the same as a
+	// "unix://" URL.
+	Socket, Endpoint string
+	// Dir is the temporary directory that holds the socket, config, root,
+	// state and log.
+	Dir string
+
+	ctr     string
+	logPath string
+}
+
+// CacheDir returns $SANDBOXPIN_CACHE, or ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin.
+func CacheDir() string {
+	if d := os.Getenv(EnvCache); d != "" {
+		return d
+	}
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "/root"
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "sandboxpin")
+}
+
+// Binaries returns the containerd and ctr binaries for v (from the
+// environment or the defaults), whether or not they exist.
+func Binaries(v Version) (containerd, ctr string) {
+	env := func(k, def string) string {
+		if s := os.Getenv(k); s != "" {
+			return s
+		}
+		return def
+	}
+	ctr1 := env(EnvCtr1, "/usr/bin/ctr")
+	if v == V1 {
+		return env(EnvContainerd1, "/usr/bin/containerd"), ctr1
+	}
+	containerd = env(EnvContainerd2, filepath.Join(CacheDir(), "bin", "containerd"))
+	ctr = os.Getenv(EnvCtr2)
+	if ctr == "" {
+		ctr = filepath.Join(CacheDir(), "ctr2", "ctr")
+		if _, err := os.Stat(ctr); err != nil {
+			// ctr 1.6 imports into containerd 2.2 just as well (checked
+			// with 2.2.9); the image API did not change.
+			ctr = ctr1
+		}
+	}
+	return containerd, ctr
+}
+
+// howTo says how to get what v needs.
+func howTo(v Version) string {
+	if v == V1 {
+		return "run as root after `apt-get install -y containerd` (it brings ctr and runc)"
+	}
+	return "run as root after `GOBIN=" + filepath.Join(CacheDir(), "bin") +
+		" go install -tags \"no_btrfs no_devmapper no_zfs\" github.com/containerd/containerd/v2/cmd/containerd@v2.2.9`" +
+		" (and `apt-get install -y containerd` for ctr and runc)"
+}
+
+// Available reports whether v can run here, and if not, why.
+func Available(v Version) (bool, string) {
+	containerd, ctr := Binaries(v)
+	if os.Geteuid() != 0 {
+		return false, fmt.Sprintf("%v needs root; %s", v, howTo(v))
+	}
+	for _, bin := range []string{containerd, ctr} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return false, fmt.Sprintf("%v: %s not found (%v); %s", v, bin, err, howTo(v))
+		}
+	}
+	return true, ""
+}
+
+// Require skips the test when v cannot run here, or fails it when
+// SANDBOXPIN_REQUIRE_RUNTIMES=1.
+func Require(t testing.TB, v Version) {
+	t.Helper()
+	ok, why := Available(v)
+	if ok {
+		return
+	}
+	if os.Getenv(EnvRequire) == "1" {
+		t.Fatalf("%s (%s=1 makes this a failure)", why, EnvRequire)
+	}
+	t.Skipf("%s; or set %s=1 to fail instead of skipping", why, EnvRequire)
+}
+
+// Start starts containerd v with opts and waits until its CRI plugin answers.
+// It skips or fails the test as Require does when v cannot run. Everything is
+// stopped and removed by t.Cleanup.
+func Start(t testing.TB, v Version, opts Options) *Containerd {
+	t.Helper()
+	Require(t, v)
+	bin, ctr := Binaries(v)
+
+	// Unix socket paths must stay under 108 bytes: use a short directory
+	// under /tmp rather than t.TempDir, whose name holds the test name.
+	dir, err := os.MkdirTemp("/tmp", "sbp")
+	if err != nil {
+		t.Fatalf("containerdtest: %v", err)
+	}
+	c := &Containerd{
+		Version: v,
+		Socket:  filepath.Join(dir, "c.sock"),
+		Dir:     dir,
+		ctr:     ctr,
+		logPath: filepath.Join(dir, "containerd.log"),
+	}
+	c.Endpoint = "unix://" + c.Socket
+	for _, sub := range []string{"root", "state", "cni", "cni-bin"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil {
+			t.Fatalf("containerdtest: %v", err)
+		}
+	}
+	cfg := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(cfg, []byte(c.config(opts)), 0o600); err != nil {
+		t.Fatalf("containerdtest: %v", err)
+	}
+	logf, err := os.Create(c.logPath)
+	if err != nil {
+		t.Fatalf("containerdtest: %v", err)
+	}
+	cmd := exec.Command(bin, "--config", cfg)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = dir
+	// Its own process group, so that a Ctrl-C of `go test` does not reach it
+	// before the cleanup does.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		_ = logf.Close()
+		_ = os.RemoveAll(dir)
+		t.Fatalf("containerdtest: start %s: %v", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		_ = logf.Close()
+		if t.Failed() {
+			t.Logf("containerd log (%s):\n%s", bin, c.Log())
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Logf("containerdtest: cleanup: %v", err)
+		}
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := c.waitReady(ctx, exited); err != nil {
+		t.Fatalf("containerdtest: %v did not become ready: %v\nconfig:\n%s\nlog:\n%s", v, err, c.config(opts), c.Log())
+	}
+	if len(opts.Images) > 0 {
+		c.Import(t, opts.Images...)
+	}
+	return c
+}
+
+// Log returns what containerd wrote so far.
+func (c *Containerd) Log() string {
+	b, err := os.ReadFile(c.logPath)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	return string(b)
+}
+
+// Import builds an OCI archive of images and imports it into the k8s.io
+// namespace. It returns the image IDs, in order.
+func (c *Containerd) Import(t testing.TB, images ...Image) []string {
+	t.Helper()
+	archive, err := os.CreateTemp(c.Dir, "images-*.tar")
+	if err != nil {
+		t.Fatalf("containerdtest: %v", err)
+	}
+	_ = archive.Close()
+	defer os.Remove(archive.Name())
+	ids, err := WriteArchive(archive.Name(), images)
+	if err != nil {
+		t.Fatalf("containerdtest: write archive: %v", err)
+	}
+	// --all-platforms: the archive names its platform, no need to match the
+	// host's variant. --no-unpack: CRI lists images without snapshots, and
+	// unpacking would need the snapshotter ctr picks, not the CRI one.
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, c.ctr, "--address", c.Socket, "-n", "k8s.io",
+		"images", "import", "--all-platforms", "--no-unpack", archive.Name()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("containerdtest: %s images import: %v\n%s\nlog:\n%s", c.ctr, err, out, c.Log())
+	}
+	return ids
+}
+
+// waitReady polls the CRI Version and Status RPCs until the runtime is ready.
+func (c *Containerd) waitReady(ctx context.Context, exited <-chan struct{}) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		select {
+		case <-exited:
+			return errors.New("containerd exited")
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %v)", ctx.Err(), last)
+		case <-tick.C:
+		}
+		if _, err := os.Stat(c.Socket); err != nil {
+			last = err
+			continue
+		}
+		if last = c.probe(ctx); last == nil {
+			return nil
+		}
+	}
+}
+
+// probe asks the CRI plugin once whether it is ready.
+func (c *Containerd) probe(ctx context.Context) error {
+	conn, err := grpc.NewClient(c.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	rt := runtimeapi.NewRuntimeServiceClient(conn)
+	if _, err := rt.Version(ctx, &runtimeapi.VersionRequest{}); err != nil {
+		return err
+	}
+	st, err := rt.Status(ctx, &runtimeapi.StatusRequest{})
+	if err != nil {
+		return err
+	}
+	for _, cond := range st.GetStatus().GetConditions() {
+		if cond.GetType() == runtimeapi.RuntimeReady && !cond.GetStatus() {
+			return fmt.Errorf("RuntimeReady is false: %s", cond.GetMessage())
+		}
+	}
+	if _, err := runtimeapi.NewImageServiceClient(conn).ListImages(ctx, &runtimeapi.ListImagesRequest{}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// config returns the containerd config for c.
+func (c *Containerd) config(opts Options) string {
+	q := func(s string) string { return fmt.Sprintf("%q", s) }
+	var b strings.Builder
+	common := func(version int, disabled []string) {
+		fmt.Fprintf(&b, "version = %d\nroot = %s\nstate = %s\n", version, q(filepath.Join(c.Dir, "root")), q(filepath.Join(c.Dir, "state")))
+		ds := make([]string, len(disabled))
+		for i, d := range disabled {
+			ds[i] = q(d)
+		}
+		fmt.Fprintf(&b, "disabled_plugins = [%s]\n\n", strings.Join(ds, ", "))
+		fmt.Fprintf(&b, "[grpc]\n  address = %s\n\n[ttrpc]\n  address = %s\n\n", q(c.Socket), q(c.Socket+".ttrpc"))
+		b.WriteString("[debug]\n  address = \"\"\n  level = \"info\"\n\n[metrics]\n  address = \"\"\n\n")
+	}
+	cniConf, cniBin := q(filepath.Join(c.Dir, "cni")), q(filepath.Join(c.Dir, "cni-bin"))
+	if c.Version == V1 {
+		common(2, []string{
+			"io.containerd.internal.v1.opt",
+			"io.containerd.snapshotter.v1.aufs",
+			"io.containerd.snapshotter.v1.btrfs",
+			"io.containerd.snapshotter.v1.devmapper",
+			"io.containerd.snapshotter.v1.zfs",
+			"io.containerd.tracing.processor.v1.otlp",
+		})
+		b.WriteString("[plugins.\"io.containerd.grpc.v1.cri\"]\n")
+		if opts.SandboxImage != "" {
+			fmt.Fprintf(&b, "  sandbox_image = %s\n", q(opts.SandboxImage))
+		}
+		b.WriteString("  [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n    snapshotter = \"native\"\n")
+		fmt.Fprintf(&b, "  [plugins.\"io.containerd.grpc.v1.cri\".cni]\n    conf_dir = %s\n    bin_dir = %s\n", cniConf, cniBin)
+		return b.String()
+	}
+	common(3, []string{
+		"io.containerd.internal.v1.opt",
+		"io.containerd.nri.v1.nri",
+		"io.containerd.snapshotter.v1.blockfile",
+		"io.containerd.snapshotter.v1.btrfs",
+		"io.containerd.snapshotter.v1.devmapper",
+		"io.containerd.snapshotter.v1.erofs",
+		"io.containerd.differ.v1.erofs",
+		"io.containerd.snapshotter.v1.zfs",
+		"io.containerd.tracing.processor.v1.otlp",
+		"io.containerd.internal.v1.tracing",
+	})
+	b.WriteString("[plugins.'io.containerd.cri.v1.images']\n  snapshotter = \"native\"\n")
+	if opts.SandboxImage != "" {
+		fmt.Fprintf(&b, "  [plugins.'io.containerd.cri.v1.images'.pinned_images]\n    sandbox = %s\n", q(opts.SandboxImage))
+	}
+	fmt.Fprintf(&b, "\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  conf_dir = %s\n  bin_dirs = [%s]\n", cniConf, cniBin)
+	return b.String()
+}

@@ -1,0 +1,35 @@
+// Package containerdtest starts a real containerd for tests: on a temporary
+// socket, with temporary root and state directories and a temporary config,
+// stopped and removed when the test ends.
+//
+//	c := containerdtest.Start(t, containerdtest.V1, containerdtest.Options{
+//		SandboxImage: "registry.k8s.io/pause:3.6",
+//		Images:       []containerdtest.Image{{Names: []string{"registry.k8s.io/pause:3.6"}}},
+//	})
+//	client, err := cri.Dial(ctx, c.Endpoint)
+//
+// Two builds are supported: [V1] is containerd 1.6 as Debian packages it
+// (config version 2, sandbox_image), [V2] containerd 2.2 built from source
+// (config version 3, pinned_images.sandbox). Both use the native snapshotter
+// and get their images from OCI archives built in Go and loaded with
+// `ctr images import --no-unpack`, so no network is needed.
+//
+// # Requirements
+//
+// The tests need root and the binaries. They are found through environment
+// variables, with these defaults:
+//
+//	SANDBOXPIN_CONTAINERD1  /usr/bin/containerd
+//	SANDBOXPIN_CTR1         /usr/bin/ctr
+//	SANDBOXPIN_CONTAINERD2  $SANDBOXPIN_CACHE/bin/containerd
+//	SANDBOXPIN_CTR2         $SANDBOXPIN_CACHE/ctr2/ctr, else the ctr of V1
+//	SANDBOXPIN_CACHE        ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin
+//
+// When something is missing the test is skipped with a message that says how to
+// install it, unless SANDBOXPIN_REQUIRE_RUNTIMES=1, under which it fails (CI
+// sets it).
+//
+// Disabled plugins keep each instance from touching the host beyond its
+// temporary directory: /opt/containerd (opt), the NRI socket, tracing, and
+// snapshotters that need kernel support.
+package containerdtest

@@ -1,0 +1,213 @@
+package containerdtest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Image is an image to import: one config and one layer, stored under every
+// name in Names (so the runtime lists one image with several repo tags).
+type Image struct {
+	// Names are the full references the image is stored under, such as
+	// "registry.k8s.io/pause:3.10.1".
+	Names []string
+}
+
+// The media types of an OCI image (image-spec v1.1). Written out here to
+// keep the helper free of extra modules.
+const (
+	mediaTypeIndex    = "application/vnd.oci.image.index.v1+json"
+	mediaTypeManifest = "application/vnd.oci.image.manifest.v1+json"
+	mediaTypeConfig   = "application/vnd.oci.image.config.v1+json"
+	mediaTypeLayer    = "application/vnd.oci.image.layer.v1.tar+gzip"
+
+	// annotationImageName is the name containerd's importer gives an image.
+	annotationImageName = "io.containerd.image.name"
+	// annotationRefName is the OCI tag annotation.
+	annotationRefName = "org.opencontainers.image.ref.name"
+)
+
+type descriptor struct {
+	MediaType   string            `json:"mediaType"`
+	Digest      string            `json:"digest"`
+	Size        int64             `json:"size"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Platform    *platform         `json:"platform,omitempty"`
+}
+
+type platform struct {
+	Architecture string `json:"architecture"`
+	OS           string `json:"os"`
+}
+
+// blobs is a content store being filled: digest -> bytes, in insertion order.
+type blobs struct {
+	order []string
+	data  map[string][]byte
+}
+
+func (b *blobs) add(mediaType string, p []byte) descriptor {
+	sum := sha256.Sum256(p)
+	d := "sha256:" + hex.EncodeToString(sum[:])
+	if b.data == nil {
+		b.data = map[string][]byte{}
+	}
+	if _, ok := b.data[d]; !ok {
+		b.order = append(b.order, d)
+		b.data[d] = p
+	}
+	return descriptor{MediaType: mediaType, Digest: d, Size: int64(len(p))}
+}
+
+func (b *blobs) addJSON(mediaType string, v any) (descriptor, error) {
+	p, err := json.Marshal(v)
+	if err != nil {
+		return descriptor{}, err
+	}
+	return b.add(mediaType, p), nil
+}
+
+// epoch is the time stamp of every file: archives are reproducible, so an
+// image's ID depends only on its names.
+var epoch = time.Unix(0, 0).UTC()
+
+// layer returns a gzip'd tar holding /sandboxpin.txt with content, and the
+// digest of the uncompressed tar (the diff ID).
+func layer(content string) (gz []byte, diffID string, err error) {
+	var raw bytes.Buffer
+	tw := tar.NewWriter(&raw)
+	if err := tw.WriteHeader(&tar.Header{Name: "sandboxpin.txt", Mode: 0o644, Size: int64(len(content)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
+		return nil, "", err
+	}
+	if _, err := tw.Write([]byte(content)); err != nil {
+		return nil, "", err
+	}
+	if err := tw.Close(); err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(raw.Bytes())
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.ModTime = epoch
+	if _, err := zw.Write(raw.Bytes()); err != nil {
+		return nil, "", err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, "", err
+	}
+	return z.Bytes(), "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// imageConfig is the part of the OCI image config we fill in.
+type imageConfig struct {
+	Architecture string `json:"architecture"`
+	OS           string `json:"os"`
+	Config       struct {
+		Entrypoint []string          `json:"Entrypoint"`
+		Labels     map[string]string `json:"Labels"`
+	} `json:"config"`
+	RootFS struct {
+		Type    string   `json:"type"`
+		DiffIDs []string `json:"diff_ids"`
+	} `json:"rootfs"`
+}
+
+// WriteArchive writes an OCI image layout tar holding images to path. Each
+// image gets its own layer and config (its content names the image), so
+// distinct images have distinct IDs; the archive is reproducible. It returns
+// the image ID (config digest) of each image, in order.
+func WriteArchive(path string, images []Image) ([]string, error) {
+	var store blobs
+	var manifests []descriptor
+	ids := make([]string, 0, len(images))
+	for i, img := range images {
+		if len(img.Names) == 0 {
+			return nil, fmt.Errorf("containerdtest: image %d has no name", i)
+		}
+		gz, diffID, err := layer(strings.Join(img.Names, "\n") + "\n")
+		if err != nil {
+			return nil, err
+		}
+		layerDesc := store.add(mediaTypeLayer, gz)
+		var cfg imageConfig
+		cfg.Architecture, cfg.OS = runtime.GOARCH, "linux"
+		cfg.Config.Entrypoint = []string{"/pause"}
+		cfg.Config.Labels = map[string]string{"io.sandboxpin.test.image": img.Names[0]}
+		cfg.RootFS.Type = "layers"
+		cfg.RootFS.DiffIDs = []string{diffID}
+		cfgDesc, err := store.addJSON(mediaTypeConfig, cfg)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, cfgDesc.Digest)
+		man := map[string]any{
+			"schemaVersion": 2,
+			"mediaType":     mediaTypeManifest,
+			"config":        cfgDesc,
+			"layers":        []descriptor{layerDesc},
+		}
+		manDesc, err := store.addJSON(mediaTypeManifest, man)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range img.Names {
+			d := manDesc
+			d.Platform = &platform{Architecture: runtime.GOARCH, OS: "linux"}
+			d.Annotations = map[string]string{annotationImageName: name}
+			if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+				d.Annotations[annotationRefName] = name[i+1:]
+			}
+			manifests = append(manifests, d)
+		}
+	}
+	index, err := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"mediaType":     mediaTypeIndex,
+		"manifests":     manifests,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	var out bytes.Buffer
+	tw := tar.NewWriter(&out)
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
+		{"index.json", index},
+	}
+	for _, d := range store.order {
+		files = append(files, struct {
+			name string
+			data []byte
+		}{"blobs/sha256/" + strings.TrimPrefix(d, "sha256:"), store.data[d]})
+	}
+	for _, dir := range []string{"blobs/", "blobs/sha256/"} {
+		if err := tw.WriteHeader(&tar.Header{Name: dir, Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return ids, os.WriteFile(path, out.Bytes(), 0o600)
+}
