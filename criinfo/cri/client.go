@@ -1,0 +1,216 @@
+package cri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
+)
+
+// maxMsgSize is the largest response accepted, 16 MiB, as kubelet and crictl
+// allow: ListImages on a node with thousands of images exceeds gRPC's 4 MiB
+// default.
+const maxMsgSize = 16 << 20
+
+// RPC names used in [Error.RPC].
+const (
+	rpcDial       = "dial"
+	rpcVersion    = "RuntimeService/Version"
+	rpcStatus     = "RuntimeService/Status"
+	rpcListImages = "ImageService/ListImages"
+)
+
+// DefaultEndpoints returns the usual CRI sockets, in the order kubeadm tries
+// them: containerd, CRI-O, cri-dockerd.
+func DefaultEndpoints() []string {
+	return []string{
+		"unix:///run/containerd/containerd.sock",
+		"unix:///var/run/crio/crio.sock",
+		"unix:///run/cri-dockerd.sock",
+	}
+}
+
+// Client talks to one CRI endpoint. Create it with [Dial]; it is safe for
+// concurrent use.
+type Client struct {
+	endpoint string
+	conn     *grpc.ClientConn
+	runtime  runtimeapi.RuntimeServiceClient
+	images   runtimeapi.ImageServiceClient
+}
+
+// Info is the method that package resolve needs from a live runtime.
+var _ interface {
+	Info(context.Context) (criinfo.Info, error)
+} = (*Client)(nil)
+
+// socketPath returns the file system path of endpoint.
+func socketPath(endpoint string) (string, error) {
+	p := endpoint
+	if rest, ok := strings.CutPrefix(endpoint, "unix://"); ok {
+		p = rest
+	}
+	if !strings.HasPrefix(p, "/") {
+		return "", fmt.Errorf("%w: %q: want unix:///path or /path", ErrInvalidEndpoint, endpoint)
+	}
+	return p, nil
+}
+
+// Dial connects to the CRI endpoint, "unix:///path" or "/path". It checks
+// that something accepts connections on the socket (ErrNoSocket if not); it
+// does not call any RPC.
+func Dial(ctx context.Context, endpoint string) (*Client, error) {
+	path, err := socketPath(endpoint)
+	if err != nil {
+		return nil, &Error{Endpoint: endpoint, RPC: rpcDial, Err: err}
+	}
+	if err := probe(ctx, path); err != nil {
+		return nil, &Error{Endpoint: endpoint, RPC: rpcDial, Err: err}
+	}
+	dialer := func(ctx context.Context, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", path)
+	}
+	// The target is only a name here: the dialer ignores it and uses path.
+	conn, err := grpc.NewClient("passthrough:///cri",
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(dialer),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize)),
+	)
+	if err != nil {
+		return nil, &Error{Endpoint: endpoint, RPC: rpcDial, Err: err}
+	}
+	return &Client{
+		endpoint: endpoint,
+		conn:     conn,
+		runtime:  runtimeapi.NewRuntimeServiceClient(conn),
+		images:   runtimeapi.NewImageServiceClient(conn),
+	}, nil
+}
+
+// probe connects to the socket once, to tell a missing socket from a server
+// that is there.
+func probe(ctx context.Context, path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%w: %s does not exist", ErrNoSocket, path)
+	case err != nil:
+		return fmt.Errorf("%w: %v", ErrNoSocket, err)
+	case fi.Mode().Type() != os.ModeSocket:
+		return fmt.Errorf("%w: %s is not a socket", ErrNoSocket, path)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("%w: %v", ctxErr, err)
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
+			return fmt.Errorf("%w: %v", ErrNoSocket, err)
+		}
+		return err
+	}
+	return c.Close()
+}
+
+// Close closes the connection.
+func (c *Client) Close() error {
+	return c.conn.Close()
+}
+
+// fail wraps an RPC error so that callers can branch on it.
+func (c *Client) fail(ctx context.Context, rpc string, err error) error {
+	st, _ := status.FromError(err)
+	switch {
+	case ctx.Err() != nil:
+		err = fmt.Errorf("%w: %v", ctx.Err(), err)
+	case st.Code() == codes.DeadlineExceeded:
+		err = fmt.Errorf("%w: %v", context.DeadlineExceeded, err)
+	case st.Code() == codes.Canceled:
+		err = fmt.Errorf("%w: %v", context.Canceled, err)
+	case st.Code() == codes.Unimplemented:
+		err = fmt.Errorf("%w: %v", ErrNotCRI, err)
+	case st.Code() == codes.Unavailable:
+		// The socket accepted a connection in Dial. Unavailable now means
+		// that the server went away, or that it does not speak gRPC (no
+		// HTTP/2 preface); gRPC does not expose the cause as an error value.
+		if msg := st.Message(); strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such file") {
+			err = fmt.Errorf("%w: %v", ErrNoSocket, err)
+		} else {
+			err = fmt.Errorf("%w: %v", ErrNotCRI, err)
+		}
+	}
+	return &Error{Endpoint: c.endpoint, RPC: rpc, Err: err}
+}
+
+// runtimeName maps a VersionResponse.RuntimeName to an Info.Runtime, "" when
+// the name is not one we know.
+func runtimeName(name string) string {
+	switch strings.ToLower(name) {
+	case "containerd":
+		return criinfo.RuntimeContainerd
+	case "cri-o":
+		return criinfo.RuntimeCRIO
+	case "docker", "cri-dockerd":
+		return criinfo.RuntimeCRIDockerd
+	}
+	return ""
+}
+
+// Info returns what the runtime reports: Version, then Status with Verbose
+// set, parsed with criinfo.Parse. Runtime and RuntimeVersion come from
+// Version, whose answer wins over what the Info map suggests.
+func (c *Client) Info(ctx context.Context) (criinfo.Info, error) {
+	v, err := c.runtime.Version(ctx, &runtimeapi.VersionRequest{})
+	if err != nil {
+		return criinfo.Info{}, c.fail(ctx, rpcVersion, err)
+	}
+	st, err := c.runtime.Status(ctx, &runtimeapi.StatusRequest{Verbose: true})
+	if err != nil {
+		return criinfo.Info{}, c.fail(ctx, rpcStatus, err)
+	}
+	info, err := criinfo.Parse(st.GetInfo())
+	if err != nil {
+		return criinfo.Info{}, &Error{Endpoint: c.endpoint, RPC: rpcStatus, Err: err}
+	}
+	if rt := runtimeName(v.GetRuntimeName()); rt != "" {
+		info.Runtime = rt
+	}
+	info.RuntimeVersion = v.GetRuntimeVersion()
+	return info, nil
+}
+
+// Images returns the images the runtime lists (ListImages without a filter),
+// with the Pinned flags the runtime set itself.
+func (c *Client) Images(ctx context.Context) ([]*runtimeapi.Image, error) {
+	resp, err := c.images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	if err != nil {
+		return nil, c.fail(ctx, rpcListImages, err)
+	}
+	return resp.GetImages(), nil
+}
+
+// Query dials endpoint, returns its Info and closes the connection.
+func Query(ctx context.Context, endpoint string) (criinfo.Info, error) {
+	c, err := Dial(ctx, endpoint)
+	if err != nil {
+		return criinfo.Info{}, err
+	}
+	info, err := c.Info(ctx)
+	if cerr := c.Close(); err == nil && cerr != nil {
+		return criinfo.Info{}, &Error{Endpoint: endpoint, RPC: "close", Err: cerr}
+	}
+	return info, err
+}

@@ -1,0 +1,268 @@
+package cri
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
+)
+
+// fakeRuntime is a CRI server with canned answers, for the error paths that a
+// real runtime cannot be made to take. The live tests use real containerd.
+type fakeRuntime struct {
+	runtimeapi.UnimplementedRuntimeServiceServer
+	runtimeapi.UnimplementedImageServiceServer
+	name, version string
+	info          map[string]string
+	delay         time.Duration // before answering Status
+}
+
+func (f *fakeRuntime) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: f.name, RuntimeVersion: f.version, RuntimeApiVersion: "v1"}, nil
+}
+
+func (f *fakeRuntime) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	if f.delay > 0 {
+		select {
+		case <-time.After(f.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	resp := &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{}}
+	if req.GetVerbose() {
+		resp.Info = f.info
+	}
+	return resp, nil
+}
+
+func (f *fakeRuntime) ListImages(context.Context, *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
+	return &runtimeapi.ListImagesResponse{Images: []*runtimeapi.Image{{Id: "sha256:0123", RepoTags: []string{"registry.k8s.io/pause:3.10"}}}}, nil
+}
+
+// shortDir returns a temporary directory with a short path: unix socket
+// paths are limited to 108 bytes.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cri")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+// serve starts srv on a new socket and returns the socket path. A nil srv
+// starts a gRPC server with no services.
+func serve(t *testing.T, f *fakeRuntime) string {
+	t.Helper()
+	sock := filepath.Join(shortDir(t), "s.sock")
+	lis, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	srv := grpc.NewServer()
+	if f != nil {
+		runtimeapi.RegisterRuntimeServiceServer(srv, f)
+		runtimeapi.RegisterImageServiceServer(srv, f)
+	}
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return sock
+}
+
+// junkServer accepts connections and answers with bytes that are not HTTP/2.
+func junkServer(t *testing.T) string {
+	t.Helper()
+	sock := filepath.Join(shortDir(t), "j.sock")
+	lis, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lis.Close() })
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+			_ = c.Close()
+		}
+	}()
+	return sock
+}
+
+// staleSocket returns a socket file that nobody listens on.
+func staleSocket(t *testing.T) string {
+	t.Helper()
+	sock := filepath.Join(shortDir(t), "x.sock")
+	lis, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	require.NoError(t, err)
+	lis.SetUnlinkOnClose(false)
+	require.NoError(t, lis.Close())
+	return sock
+}
+
+func TestDialErrors(t *testing.T) {
+	t.Parallel()
+	dir := shortDir(t)
+	regular := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(regular, nil, 0o600))
+	tests := []struct {
+		name     string
+		endpoint string // as the caller gives it
+		wantErr  error  // sentinel expected with errors.Is
+	}{
+		{name: "missing", endpoint: "unix://" + filepath.Join(dir, "none.sock"), wantErr: ErrNoSocket},
+		{name: "missing bare path", endpoint: filepath.Join(dir, "none.sock"), wantErr: ErrNoSocket},
+		{name: "regular file", endpoint: regular, wantErr: ErrNoSocket},
+		{name: "stale socket", endpoint: staleSocket(t), wantErr: ErrNoSocket},
+		{name: "tcp", endpoint: "tcp://127.0.0.1:1", wantErr: ErrInvalidEndpoint},
+		{name: "relative", endpoint: "unix://run/x.sock", wantErr: ErrInvalidEndpoint},
+		{name: "empty", endpoint: "", wantErr: ErrInvalidEndpoint},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := Query(ctx, tt.endpoint)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Query(%q) error = %v, want %v", tt.endpoint, err, tt.wantErr)
+			}
+			var ce *Error
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tt.endpoint, ce.Endpoint)
+			assert.Equal(t, "dial", ce.RPC)
+		})
+	}
+}
+
+func TestInfo(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		fake    *fakeRuntime // nil: gRPC without CRI services
+		junk    bool         // a socket that does not speak HTTP/2
+		want    criinfo.Info
+		wantRPC string // RPC named in the error
+		wantErr error  // sentinel expected with errors.Is
+	}{
+		{
+			name: "cri-dockerd",
+			fake: &fakeRuntime{name: "docker", version: "28.0.1", info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
+			want: criinfo.Info{Runtime: criinfo.RuntimeCRIDockerd, RuntimeVersion: "28.0.1", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
+		},
+		{
+			name: "cri-o",
+			fake: &fakeRuntime{name: "cri-o", version: "1.33.0", info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
+			want: criinfo.Info{Runtime: criinfo.RuntimeCRIO, RuntimeVersion: "1.33.0", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
+		},
+		{
+			name: "unknown runtime name keeps what Info says",
+			fake: &fakeRuntime{name: "kata", version: "1", info: map[string]string{"lastCNILoadStatus": "OK"}},
+			want: criinfo.Info{Runtime: criinfo.RuntimeContainerd, RuntimeVersion: "1"},
+		},
+		{
+			name: "no verbose info",
+			fake: &fakeRuntime{name: "containerd", version: "2.2.9"},
+			want: criinfo.Info{Runtime: criinfo.RuntimeContainerd, RuntimeVersion: "2.2.9"},
+		},
+		{
+			name:    "broken config",
+			fake:    &fakeRuntime{name: "containerd", version: "1.6.20", info: map[string]string{"config": `{"sandboxImage":3}`}},
+			wantRPC: "RuntimeService/Status",
+			wantErr: criinfo.ErrInvalidInfo,
+		},
+		{name: "grpc without cri", wantRPC: "RuntimeService/Version", wantErr: ErrNotCRI},
+		{name: "not grpc", junk: true, wantRPC: "RuntimeService/Version", wantErr: ErrNotCRI},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var sock string
+			if tt.junk {
+				sock = junkServer(t)
+			} else {
+				sock = serve(t, tt.fake)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			got, err := Query(ctx, "unix://"+sock)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Query() error = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				var ce *Error
+				require.ErrorAs(t, err, &ce)
+				assert.Equal(t, tt.wantRPC, ce.RPC)
+				assert.Equal(t, "unix://"+sock, ce.Endpoint)
+				assert.Zero(t, got)
+				return
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestInfoTimeout(t *testing.T) {
+	t.Parallel()
+	sock := serve(t, &fakeRuntime{name: "containerd", delay: time.Minute})
+	c, err := Dial(context.Background(), sock)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = c.Info(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	var ce *Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "RuntimeService/Status", ce.RPC)
+	assert.NotErrorIs(t, err, ErrNotCRI)
+}
+
+func TestInfoCanceled(t *testing.T) {
+	t.Parallel()
+	sock := serve(t, &fakeRuntime{name: "containerd", delay: time.Minute})
+	c, err := Dial(context.Background(), sock)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err = c.Info(ctx)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestImages(t *testing.T) {
+	t.Parallel()
+	c, err := Dial(context.Background(), serve(t, &fakeRuntime{}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	imgs, err := c.Images(context.Background())
+	require.NoError(t, err)
+	require.Len(t, imgs, 1)
+	assert.Equal(t, []string{"registry.k8s.io/pause:3.10"}, imgs[0].GetRepoTags())
+
+	c2, err := Dial(context.Background(), serve(t, nil))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c2.Close() })
+	_, err = c2.Images(context.Background())
+	assert.ErrorIs(t, err, ErrNotCRI)
+}
+
+func TestDefaultEndpoints(t *testing.T) {
+	t.Parallel()
+	eps := DefaultEndpoints()
+	assert.Equal(t, []string{
+		"unix:///run/containerd/containerd.sock",
+		"unix:///var/run/crio/crio.sock",
+		"unix:///run/cri-dockerd.sock",
+	}, eps)
+	eps[0] = "changed"
+	assert.NotEqual(t, "changed", DefaultEndpoints()[0], "DefaultEndpoints must return a fresh slice")
+}

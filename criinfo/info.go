@@ -1,0 +1,146 @@
+package criinfo
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Runtime names reported in [Info.Runtime].
+const (
+	RuntimeContainerd = "containerd"
+	RuntimeCRIO       = "cri-o"
+	RuntimeCRIDockerd = "cri-dockerd"
+	RuntimeUnknown    = "unknown"
+)
+
+// Limits on the input. They are far above what any runtime reports (containerd
+// 1.6 sends about 4 KiB) and low enough that a hostile peer cannot make a
+// caller allocate without bound.
+const (
+	// MaxInputSize is the largest input accepted, in bytes: the sum of the
+	// keys and values for Parse, the document for ParseJSON. 16 MiB is also
+	// the gRPC message size limit that kubelet and crictl use.
+	MaxInputSize = 16 << 20
+	// MaxDepth is the deepest JSON nesting accepted. containerd's config
+	// nests 5 levels; 64 leaves room and keeps recursion shallow.
+	MaxDepth = 64
+)
+
+// Info is what a runtime says about itself. The zero value means nothing is
+// known; Parse never returns it (Runtime is at least RuntimeUnknown).
+type Info struct {
+	// Runtime is RuntimeContainerd, RuntimeCRIO, RuntimeCRIDockerd or
+	// RuntimeUnknown.
+	Runtime string
+	// RuntimeVersion is the runtime's version, "" when unknown. The Info map
+	// does not carry it; the live client takes it from the Version RPC.
+	RuntimeVersion string
+	// SandboxImage is the sandbox image exactly as the runtime reports it
+	// (not normalized), "" when SandboxImageReported is false.
+	SandboxImage string
+	// SandboxImageReported reports whether the runtime reported a sandbox
+	// image. containerd 2.x never does.
+	SandboxImageReported bool
+	// ContainerdEndpoint is containerd's own socket from
+	// config.containerdEndpoint, "" for other runtimes.
+	ContainerdEndpoint string
+}
+
+// isContainerdKey reports whether only containerd's CRI plugin reports the
+// Info key k (1.6 and 2.2 both do, see testdata).
+func isContainerdKey(k string) bool {
+	return k == "lastCNILoadStatus" || k == "cniconfig"
+}
+
+// crioKey is the key of the object CRI-O reports beside "config".
+const crioKey = "crio"
+
+// configKey is the Info key that holds the runtime's configuration.
+const configKey = "config"
+
+// facts collects what the scan found; info turns it into an Info.
+type facts struct {
+	sandbox      string
+	reported     bool
+	endpoint     string
+	containerd   bool // a containerd-only key or config field was seen
+	crio         bool // the "crio" key was seen
+	sawConfigKey bool
+}
+
+func (f *facts) info() Info {
+	in := Info{
+		Runtime:              RuntimeUnknown,
+		SandboxImage:         f.sandbox,
+		SandboxImageReported: f.reported,
+		ContainerdEndpoint:   f.endpoint,
+	}
+	switch {
+	case f.containerd:
+		in.Runtime = RuntimeContainerd
+	case f.crio:
+		in.Runtime = RuntimeCRIO
+	}
+	return in
+}
+
+// Parse reads the Info map of a CRI StatusResponse.
+//
+// A nil or empty map (a non-verbose Status) or a map without "config" is not
+// an error: the result has SandboxImageReported false and Runtime
+// RuntimeUnknown unless another key identifies the runtime. For example,
+// Parse(map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`})
+// reports "registry.k8s.io/pause:3.10" with Runtime RuntimeUnknown.
+//
+// Errors are [*ParseError] values whose Offset is inside the value of Key.
+func Parse(info map[string]string) (Info, error) {
+	var total int64
+	for k, v := range info {
+		total += int64(len(k)) + int64(len(v))
+	}
+	if total > MaxInputSize {
+		return Info{}, &ParseError{Offset: total, Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, total, MaxInputSize)}
+	}
+	var f facts
+	// Visit keys in order so that the result and the error do not depend on
+	// map iteration order.
+	keys := make([]string, 0, len(info))
+	for k := range info {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch {
+		case k == configKey:
+			f.sawConfigKey = true
+			if err := scanConfigString(info[k], 0, &f); err != nil {
+				return Info{}, err
+			}
+		case k == crioKey:
+			f.crio = true
+		case isContainerdKey(k):
+			f.containerd = true
+		}
+	}
+	return f.info(), nil
+}
+
+// ParseJSON reads the output of `crictl info` (JSON, the default output
+// format): an object with "status", optionally "runtimeHandlers" and
+// "features", and the Info keys, each embedded as JSON when its value is JSON
+// and as a JSON string otherwise.
+//
+// A "config" that is a JSON string holding a JSON object is accepted too, so
+// that the JSON encoding of the Info map itself (map[string]string) parses.
+// The rules are otherwise those of [Parse]. Errors are [*ParseError] values
+// whose Offset is inside the whole document.
+func ParseJSON(b []byte) (Info, error) {
+	if len(b) > MaxInputSize {
+		return Info{}, &ParseError{Offset: MaxInputSize, Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(b), MaxInputSize)}
+	}
+	var f facts
+	if err := scanDocument(b, &f); err != nil {
+		return Info{}, err
+	}
+	return f.info(), nil
+}
