@@ -23,7 +23,9 @@ type ParseError struct {
 	// failure concerns the whole input.
 	Key string
 	// Offset is the byte offset of the failure: inside the value of Key for
-	// [Parse], inside the whole document for [ParseJSON].
+	// [Parse], inside the whole document for [ParseJSON]. It is the start of
+	// the offending value, or for malformed JSON the offset encoding/json
+	// reports.
 	Offset int64
 	// Err is the cause; it wraps ErrInvalidInfo, ErrTooLarge or ErrTooDeep.
 	Err error
