@@ -1,0 +1,102 @@
+package resolve
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+)
+
+// found is one value read from a node file, with where it was written.
+type found struct {
+	Value string // exactly as written
+	Path  string // node path, "/etc/containerd/config.toml"
+	Line  int    // 1-based; 0 if unknown
+	Key   string // key, variable or flag it was read from
+}
+
+// origin is the file:line form used in Candidate.Origin.
+func (f found) origin() string {
+	if f.Line > 0 {
+		return fmt.Sprintf("%s:%d", f.Path, f.Line)
+	}
+	return f.Path
+}
+
+// where is the "file:line (key)" form used in messages.
+func (f found) where() string {
+	if f.Key == "" {
+		return f.origin()
+	}
+	return f.origin() + " (" + f.Key + ")"
+}
+
+// nodePath turns an fs.FS path into the absolute path the node knows.
+func nodePath(name string) string { return "/" + strings.TrimPrefix(name, "/") }
+
+// fsPath turns an absolute node path into an fs.FS path; ok is false when the
+// result is not a valid fs.FS path (it escapes the root).
+func fsPath(p string) (string, bool) {
+	p = strings.TrimPrefix(path.Clean("/"+p), "/")
+	if p == "" {
+		p = "."
+	}
+	return p, fs.ValidPath(p)
+}
+
+// maxFileSize bounds every node file we read; real ones are a few KiB.
+const maxFileSize = 4 << 20
+
+// readFile reads a node file. A missing file (or a directory where a file
+// was expected) returns nil, nil: an absent source. Other errors are
+// *ConfigError values.
+func readFile(fsys fs.FS, name string) ([]byte, error) {
+	fi, err := fs.Stat(fsys, name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, configErr(nodePath(name), "", 0, err)
+	}
+	if fi.IsDir() {
+		return nil, nil
+	}
+	if fi.Size() > maxFileSize {
+		return nil, configErr(nodePath(name), "", 0, fmt.Errorf("file is larger than %d bytes", maxFileSize))
+	}
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, configErr(nodePath(name), "", 0, err)
+	}
+	return b, nil
+}
+
+// lineIndex maps byte offsets of a text to 1-based lines.
+type lineIndex []int
+
+func newLineIndex(b []byte) lineIndex {
+	idx := lineIndex{0}
+	for i, c := range b {
+		if c == '\n' {
+			idx = append(idx, i+1)
+		}
+	}
+	return idx
+}
+
+func (idx lineIndex) line(off int) int {
+	lo, hi := 0, len(idx)
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if idx[mid] <= off {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo + 1
+}

@@ -1,0 +1,153 @@
+package resolve
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// checkConfigErr fails unless err is nil or a *ConfigError for path that
+// wraps ErrInvalidConfig and names a line inside the file.
+func checkConfigErr(t *testing.T, err error, path string, data []byte) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("error %v (%T) is not a *ConfigError", err, err)
+	}
+	if !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("error %v does not wrap ErrInvalidConfig", err)
+	}
+	if ce.Path != path {
+		t.Fatalf("error path = %q, want %q", ce.Path, path)
+	}
+	checkLine(t, ce.Line, data)
+}
+
+func checkLine(t *testing.T, line int, data []byte) {
+	t.Helper()
+	if n := bytes.Count(data, []byte{'\n'}) + 1; line < 0 || line > n {
+		t.Fatalf("line %d outside the file's %d lines", line, n)
+	}
+}
+
+func checkFound(t *testing.T, f *found, data []byte) {
+	t.Helper()
+	if f != nil {
+		checkLine(t, f.Line, data)
+	}
+}
+
+func FuzzContainerdConfig(f *testing.F) {
+	for _, tt := range badTOML {
+		f.Add([]byte(tt.content))
+	}
+	f.Add([]byte("version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\nsandbox = 'registry.k8s.io/pause:3.10.1'\n"))
+	f.Add([]byte("version = 2\nimports = ['*.toml']\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"x\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fsys := mapFS(map[string]string{ctrMain: string(data)})
+		cfg, err := readContainerd(fsys, ctrMain, "")
+		checkConfigErr(t, err, "/"+ctrMain, data)
+		if (cfg == nil) == (err == nil) {
+			t.Fatalf("readContainerd = %v, %v: want exactly one of them", cfg, err)
+		}
+		if cfg != nil {
+			checkFound(t, cfg.Sandbox, data)
+			for _, p := range cfg.Pinned {
+				checkLine(t, p.Line, data)
+			}
+		}
+	})
+}
+
+func FuzzCRIOConfig(f *testing.F) {
+	for _, tt := range badTOML {
+		f.Add([]byte(tt.content))
+	}
+	f.Add([]byte("[crio.image]\npause_image = \"registry.k8s.io/pause:3.10\"\npinned_images = [\"*\", \"a*\"]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := readCRIO(mapFS(map[string]string{crioMain: string(data)}))
+		checkConfigErr(t, err, "/"+crioMain, data)
+		if (cfg == nil) == (err == nil) {
+			t.Fatalf("readCRIO = %v, %v: want exactly one of them", cfg, err)
+		}
+		if cfg != nil {
+			checkFound(t, cfg.PauseImage, data)
+		}
+	})
+}
+
+func FuzzSystemdUnit(f *testing.F) {
+	f.Add([]byte("[Service]\nExecStart=\nExecStart=/usr/bin/cri-dockerd \\\n --pod-infra-container-image \"a b\"\n"))
+	f.Add([]byte("[Service\n"))
+	f.Add([]byte("[Service]\nExecStart=-@/x '--pod-infra-container-image=\\'\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := readCRIDockerd(mapFS(map[string]string{unitLib: string(data)}))
+		checkConfigErr(t, err, "/"+unitLib, data)
+		if (cfg == nil) == (err == nil) {
+			t.Fatalf("readCRIDockerd = %v, %v: want exactly one of them", cfg, err)
+		}
+		if cfg != nil {
+			checkFound(t, cfg.PauseImage, data)
+			checkFound(t, cfg.ExecStart, data)
+		}
+	})
+}
+
+func FuzzEnvFile(f *testing.F) {
+	f.Add([]byte("KUBELET_KUBEADM_ARGS=\"--pod-infra-container-image=registry.k8s.io/pause:3.10\"\n"))
+	f.Add([]byte("KUBELET_KUBEADM_ARGS='--x \\\n--pod-infra-container-image y'\n"))
+	f.Add([]byte("KUBELET_KUBEADM_ARGS=\"unterminated\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := readKubelet(mapFS(map[string]string{kubeletFlagsEnv: string(data)}))
+		checkConfigErr(t, err, "/"+kubeletFlagsEnv, data)
+		if (cfg == nil) == (err == nil) {
+			t.Fatalf("readKubelet = %v, %v: want exactly one of them", cfg, err)
+		}
+		if cfg != nil {
+			for _, a := range cfg.SandboxArgs {
+				checkLine(t, a.Line, data)
+			}
+		}
+	})
+}
+
+func FuzzKubeadmConfig(f *testing.F) {
+	f.Add([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nimageRepository: x\n---\nkind: [\n"))
+	f.Add([]byte("apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\nnodeRegistration:\n  criSocket: /x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := readKubeadm(mapFS(map[string]string{kubeadmFile: string(data)}), kubeadmFile)
+		checkConfigErr(t, err, "/"+kubeadmFile, data)
+		if (cfg == nil) == (err == nil) {
+			t.Fatalf("readKubeadm = %v, %v: want exactly one of them", cfg, err)
+		}
+		if cfg != nil {
+			checkFound(t, cfg.ImageRepository, data)
+		}
+	})
+}
+
+func FuzzKubeadmPauseImage(f *testing.F) {
+	for _, tt := range kubeadmTests {
+		f.Add(tt.version, tt.repo)
+	}
+	f.Fuzz(func(t *testing.T, version, repo string) {
+		img, err := KubeadmPauseImage(version, repo)
+		if err != nil {
+			if img != "" || !errors.Is(err, ErrUnknownVersion) {
+				t.Fatalf("KubeadmPauseImage(%q, %q) = %q, %v", version, repo, img, err)
+			}
+			return
+		}
+		// Adding or removing the leading v does not change the answer.
+		other := "v" + version
+		if len(version) > 0 && (version[0] == 'v' || version[0] == 'V') {
+			other = version[1:]
+		}
+		if img2, err2 := KubeadmPauseImage(other, repo); img2 != img || err2 != nil {
+			t.Fatalf("KubeadmPauseImage(%q) = %q, %v; KubeadmPauseImage(%q) = %q", other, img2, err2, version, img)
+		}
+	})
+}

@@ -1,0 +1,164 @@
+package resolve
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+const (
+	kubeletFlagsEnv     = "var/lib/kubelet/kubeadm-flags.env"
+	kubeletKubeadmArgs  = "KUBELET_KUBEADM_ARGS"
+	kubeletExtraArgs    = "KUBELET_EXTRA_ARGS"
+	kubeletSandboxFlag  = "pod-infra-container-image"
+	kubeletEndpointFlag = "container-runtime-endpoint"
+)
+
+// kubeletEnvFiles lists the EnvironmentFiles the kubeadm kubelet drop-in
+// reads, with the variable that carries flags, in the order the drop-in's
+// ExecStart expands them ($KUBELET_KUBEADM_ARGS before $KUBELET_EXTRA_ARGS,
+// so a flag in the latter wins).
+func kubeletEnvFiles() []struct{ path, variable string } {
+	return []struct{ path, variable string }{
+		{kubeletFlagsEnv, kubeletKubeadmArgs},
+		{"etc/default/kubelet", kubeletExtraArgs},   // Debian, Ubuntu
+		{"etc/sysconfig/kubelet", kubeletExtraArgs}, // RHEL, Fedora, SUSE
+	}
+}
+
+// kubeletConfig is what the kubelet's flag files say.
+type kubeletConfig struct {
+	Files       []string
+	SandboxArgs []found // every --pod-infra-container-image, in effect order; the last wins
+	Endpoint    *found  // the last --container-runtime-endpoint
+}
+
+// readKubelet reads the kubelet's flag files. It returns nil, nil when none
+// exists.
+func readKubelet(fsys fs.FS) (*kubeletConfig, error) {
+	var cfg *kubeletConfig
+	for _, f := range kubeletEnvFiles() {
+		b, err := readFile(fsys, f.path)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			continue
+		}
+		if cfg == nil {
+			cfg = &kubeletConfig{}
+		}
+		cfg.Files = append(cfg.Files, nodePath(f.path))
+		vars, err := parseEnvFile(nodePath(f.path), b)
+		if err != nil {
+			return nil, err
+		}
+		v, ok := vars[f.variable]
+		if !ok {
+			continue
+		}
+		// systemd splits an unquoted $VAR in ExecStart at whitespace only.
+		var args []word
+		for _, s := range strings.Fields(v.Value) {
+			args = append(args, word{s: s})
+		}
+		if s, _, ok := flagValue(args, kubeletSandboxFlag); ok {
+			at := v
+			at.Value, at.Key = s, f.variable+" --"+kubeletSandboxFlag
+			cfg.SandboxArgs = append(cfg.SandboxArgs, at)
+		}
+		if s, _, ok := flagValue(args, kubeletEndpointFlag); ok {
+			at := v
+			at.Value, at.Key = s, f.variable+" --"+kubeletEndpointFlag
+			cfg.Endpoint = &at
+		}
+	}
+	return cfg, nil
+}
+
+// parseEnvFile parses a systemd EnvironmentFile: KEY=VALUE lines, # and ;
+// comments, a trailing backslash continues a line; in a value, "double
+// quotes" take backslash escapes (so Go's %q output, which kubeadm writes,
+// reads back), 'single quotes' are literal, and outside quotes a backslash
+// escapes the next character. The last assignment of a key wins. Lines that
+// are not assignments are skipped, as systemd skips them. The returned found
+// values carry the line of the assignment.
+func parseEnvFile(path string, b []byte) (map[string]found, error) {
+	vars := map[string]found{}
+	for _, ll := range logicalLines(b) {
+		t := strings.TrimSpace(ll.text)
+		if t == "" || t[0] == '#' || t[0] == ';' {
+			continue
+		}
+		key, raw, ok := strings.Cut(t, "=")
+		key = strings.TrimSpace(key)
+		if !ok || !validEnvName(key) {
+			continue
+		}
+		val, err := unquoteEnvValue(strings.TrimSpace(raw))
+		if err != nil {
+			return nil, configErr(path, key, ll.line, err)
+		}
+		vars[key] = found{Value: val, Path: path, Line: ll.line, Key: key}
+	}
+	return vars, nil
+}
+
+func validEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func unquoteEnvValue(s string) (string, error) {
+	var sb strings.Builder
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == '\'':
+			sb.WriteByte(c)
+		case c == '\\' && i+1 < len(s):
+			i++
+			switch s[i] {
+			case 'n':
+				sb.WriteByte('\n')
+			case 't':
+				sb.WriteByte('\t')
+			default:
+				sb.WriteByte(s[i])
+			}
+		case quote == 0 && (c == '"' || c == '\''):
+			quote = c
+		default:
+			sb.WriteByte(c)
+		}
+	}
+	if quote != 0 {
+		return "", fmt.Errorf("unterminated %c quote", quote)
+	}
+	return sb.String(), nil
+}
+
+// runtimeFromEndpoint names the runtime a CRI endpoint belongs to, from the
+// socket names the runtimes use by default; "" when it is not recognised.
+func runtimeFromEndpoint(ep string) string {
+	switch {
+	case strings.Contains(ep, "containerd.sock"):
+		return runtimeContainerd
+	case strings.Contains(ep, "crio.sock"):
+		return runtimeCRIO
+	case strings.Contains(ep, "cri-dockerd.sock"):
+		return runtimeCRIDockerd
+	}
+	return ""
+}

@@ -1,0 +1,117 @@
+package resolve
+
+import (
+	"encoding"
+	"fmt"
+)
+
+// Source is the kind of place a [Candidate] image was found. Its text form
+// (String, MarshalText) is a stable lowercase word with dashes, for example
+// "containerd-config"; the zero Source has the text "".
+type Source uint8
+
+// The sources, in no particular order of authority (see [Resolve]).
+const (
+	_                Source = iota
+	RuntimeInfo             // "runtime-info": what the live runtime reports over CRI
+	ContainerdConfig        // "containerd-config": containerd config.toml and its imports
+	CRIOConfig              // "crio-config": crio.conf and crio.conf.d drop-ins
+	CRIDockerdFlags         // "cri-dockerd-flags": cri-dockerd's systemd unit
+	KubeletFlags            // "kubelet-flags": kubeadm-flags.env, KUBELET_EXTRA_ARGS
+	KubeadmConfig           // "kubeadm-config": a kubeadm ClusterConfiguration's imageRepository
+	RuntimeDefault          // "runtime-default": the runtime's built-in default for its version
+	KubeadmDefault          // "kubeadm-default": kubeadm's compiled-in pause image for its version
+)
+
+var sourceNames = [...]string{
+	RuntimeInfo:      "runtime-info",
+	ContainerdConfig: "containerd-config",
+	CRIOConfig:       "crio-config",
+	CRIDockerdFlags:  "cri-dockerd-flags",
+	KubeletFlags:     "kubelet-flags",
+	KubeadmConfig:    "kubeadm-config",
+	RuntimeDefault:   "runtime-default",
+	KubeadmDefault:   "kubeadm-default",
+}
+
+// String returns the text form of s, for example "containerd-config".
+func (s Source) String() string {
+	if int(s) < len(sourceNames) {
+		return sourceNames[s]
+	}
+	return fmt.Sprintf("source(%d)", uint8(s))
+}
+
+// MarshalText implements [encoding.TextMarshaler]; see [Source.String].
+func (s Source) MarshalText() ([]byte, error) {
+	if int(s) >= len(sourceNames) {
+		return nil, fmt.Errorf("resolve: invalid Source %d", uint8(s))
+	}
+	return []byte(sourceNames[s]), nil
+}
+
+// UnmarshalText implements [encoding.TextUnmarshaler]: it accepts the
+// strings MarshalText produces.
+func (s *Source) UnmarshalText(b []byte) error {
+	for i, n := range sourceNames {
+		if n == string(b) {
+			*s = Source(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("resolve: unknown source %q", b)
+}
+
+// Role says what a [Candidate] image is used for on the node. Its text form is
+// "runtime-uses", "kubelet-protects" or "installer-pulls"; the zero Role has
+// the text "".
+type Role uint8
+
+// The roles.
+const (
+	_               Role = iota
+	RuntimeUses          // "runtime-uses": the runtime starts pod sandboxes with it
+	KubeletProtects      // "kubelet-protects": kubelet <1.29 keeps it from image GC
+	InstallerPulls       // "installer-pulls": kubeadm pre-pulls it and checks for it
+)
+
+var roleNames = [...]string{
+	RuntimeUses:     "runtime-uses",
+	KubeletProtects: "kubelet-protects",
+	InstallerPulls:  "installer-pulls",
+}
+
+// String returns the text form of r, for example "runtime-uses".
+func (r Role) String() string {
+	if int(r) < len(roleNames) {
+		return roleNames[r]
+	}
+	return fmt.Sprintf("role(%d)", uint8(r))
+}
+
+// MarshalText implements [encoding.TextMarshaler]; see [Role.String].
+func (r Role) MarshalText() ([]byte, error) {
+	if int(r) >= len(roleNames) {
+		return nil, fmt.Errorf("resolve: invalid Role %d", uint8(r))
+	}
+	return []byte(roleNames[r]), nil
+}
+
+// UnmarshalText implements [encoding.TextUnmarshaler]: it accepts the
+// strings MarshalText produces.
+func (r *Role) UnmarshalText(b []byte) error {
+	for i, n := range roleNames {
+		if n == string(b) {
+			*r = Role(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("resolve: unknown role %q", b)
+}
+
+var (
+	_ encoding.TextMarshaler   = Source(0)
+	_ encoding.TextUnmarshaler = (*Source)(nil)
+	_ encoding.TextMarshaler   = Role(0)
+	_ encoding.TextUnmarshaler = (*Role)(nil)
+)

@@ -1,0 +1,152 @@
+package resolve
+
+import (
+	"errors"
+	"strings"
+)
+
+// Lexing shared by the systemd unit reader (cri-dockerd) and the
+// EnvironmentFile reader (kubelet): logical lines joined at a trailing
+// backslash, and command lines split into words.
+
+// logicalLine is one line after joining continuations.
+type logicalLine struct {
+	text string
+	line int   // 1-based line of its first physical line
+	offs []int // offs[i] is where physical line line+i starts in text
+}
+
+// lineAt returns the physical line that holds text[off].
+func (l logicalLine) lineAt(off int) int {
+	n := 0
+	for i, o := range l.offs {
+		if o <= off {
+			n = i
+		}
+	}
+	return l.line + n
+}
+
+// logicalLines splits b into lines, joining a line that ends in a backslash
+// with the next one (the backslash becomes a space, as systemd does).
+// Comment lines (# or ;) inside a continuation are skipped, as systemd does.
+func logicalLines(b []byte) []logicalLine {
+	var out []logicalLine
+	var cur *logicalLine
+	var sb strings.Builder
+	phys := strings.Split(string(b), "\n")
+	for i, raw := range phys {
+		raw = strings.TrimSuffix(raw, "\r")
+		if cur != nil {
+			t := strings.TrimSpace(raw)
+			if strings.HasPrefix(t, "#") || strings.HasPrefix(t, ";") {
+				continue
+			}
+		}
+		if cur == nil {
+			out = append(out, logicalLine{line: i + 1})
+			cur = &out[len(out)-1]
+			sb.Reset()
+		}
+		cur.offs = append(cur.offs, sb.Len())
+		cont := strings.HasSuffix(raw, "\\") && !strings.HasSuffix(raw, "\\\\")
+		if cont {
+			sb.WriteString(raw[:len(raw)-1])
+			sb.WriteByte(' ')
+		} else {
+			sb.WriteString(raw)
+		}
+		cur.text = sb.String()
+		if !cont {
+			cur = nil
+		}
+	}
+	return out
+}
+
+// word is one word of a command line and where it starts.
+type word struct {
+	s   string
+	off int // offset in the logical line text
+}
+
+var errUnterminatedQuote = errors.New("unterminated quote")
+
+// splitWords splits a command line as systemd splits ExecStart: words
+// separated by whitespace, double and single quotes group, a backslash
+// escapes the next character (\n, \t become newline and tab). base is the
+// offset of s in its logical line. It returns the offset of an unterminated
+// quote with errUnterminatedQuote.
+func splitWords(s string, base int) ([]word, int, error) {
+	var out []word
+	var sb strings.Builder
+	in := false
+	start := 0
+	var quote byte
+	quoteAt := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == '\'':
+			sb.WriteByte(c)
+		case c == '\\' && i+1 < len(s):
+			i++
+			if !in {
+				in, start = true, i-1
+			}
+			switch s[i] {
+			case 'n':
+				sb.WriteByte('\n')
+			case 't':
+				sb.WriteByte('\t')
+			default:
+				sb.WriteByte(s[i])
+			}
+		case quote == 0 && (c == '"' || c == '\''):
+			quote, quoteAt = c, i
+			if !in {
+				in, start = true, i
+			}
+		case quote == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			if in {
+				out = append(out, word{s: sb.String(), off: base + start})
+				sb.Reset()
+				in = false
+			}
+		default:
+			if !in {
+				in, start = true, i
+			}
+			sb.WriteByte(c)
+		}
+	}
+	if quote != 0 {
+		return nil, base + quoteAt, errUnterminatedQuote
+	}
+	if in {
+		out = append(out, word{s: sb.String(), off: base + start})
+	}
+	return out, 0, nil
+}
+
+// flagValue returns the value of the last --name=value or --name value in
+// args, and the index of the word holding the value.
+func flagValue(args []word, name string) (string, int, bool) {
+	val, at, ok := "", 0, false
+	long := "--" + name
+	for i := 0; i < len(args); i++ {
+		a := args[i].s
+		switch {
+		case a == "--":
+			return val, at, ok // end of flags
+		case strings.HasPrefix(a, long+"="):
+			val, at, ok = a[len(long)+1:], i, true
+		case a == long && i+1 < len(args):
+			val, at, ok = args[i+1].s, i+1, true
+			i++
+		}
+	}
+	return val, at, ok
+}

@@ -1,0 +1,270 @@
+package resolve
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// version is a parsed release version: major.minor[.patch][-pre][+build].
+// A distribution suffix after the numbers ("~ds1", "-0ubuntu4", "+k3s1") is
+// kept in pre/build but only a "-" suffix makes it a pre-release.
+type version struct {
+	major, minor, patch int
+	pre                 string // "rc.1" for v1.31.0-rc.1; "" for a release
+}
+
+// parseVersion accepts "1.31", "v1.31.2", "v1.31.0-rc.1", "1.7.20+k3s1",
+// "1.6.20~ds1". Every error wraps ErrUnknownVersion.
+func parseVersion(s string) (version, error) {
+	var v version
+	in := s
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V")
+	end := strings.IndexAny(s, "-+~")
+	suffix := ""
+	if end >= 0 {
+		suffix, s = s[end:], s[:end]
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return version{}, fmt.Errorf("%w: %q: want major.minor[.patch]", ErrUnknownVersion, in)
+	}
+	nums := [3]int{}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || p == "" || (len(p) > 1 && p[0] == '0') || len(p) > 6 {
+			return version{}, fmt.Errorf("%w: %q: bad number %q", ErrUnknownVersion, in, p)
+		}
+		nums[i] = n
+	}
+	v.major, v.minor, v.patch = nums[0], nums[1], nums[2]
+	if strings.HasPrefix(suffix, "-") {
+		v.pre = suffix[1:]
+		if i := strings.IndexByte(v.pre, '+'); i >= 0 {
+			v.pre = v.pre[:i]
+		}
+		if v.pre == "" {
+			return version{}, fmt.Errorf("%w: %q: empty pre-release", ErrUnknownVersion, in)
+		}
+	}
+	return v, nil
+}
+
+// before reports whether v sorts before major.minor.patch, a release. A
+// pre-release of that release sorts before it, as in semver.
+func (v version) before(major, minor, patch int) bool {
+	switch {
+	case v.major != major:
+		return v.major < major
+	case v.minor != minor:
+		return v.minor < minor
+	case v.patch != patch:
+		return v.patch < patch
+	}
+	return v.pre != ""
+}
+
+func (v version) String() string {
+	s := fmt.Sprintf("%d.%d.%d", v.major, v.minor, v.patch)
+	if v.pre != "" {
+		s += "-" + v.pre
+	}
+	return s
+}
+
+// kubeadmPause is kubeadm's constants.PauseVersion per minor release of
+// Kubernetes 1.x (index = minor). Source: DESIGN.md §6, which took them from
+// cmd/kubeadm/app/constants/constants.go on each release branch.
+var kubeadmPause = [...]string{
+	11: "3.1", 12: "3.1", 13: "3.1", 14: "3.1", 15: "3.1", 16: "3.1", 17: "3.1",
+	18: "3.2", 19: "3.2", 20: "3.2",
+	21: "3.4.1",
+	22: "3.5",
+	23: "3.6",
+	24: "3.7",
+	25: "3.8",
+	26: "3.9", 27: "3.9", 28: "3.9", 29: "3.9", 30: "3.9",
+	31: "3.10", 32: "3.10", 33: "3.10",
+	34: "3.10.1", 35: "3.10.1",
+	36: "3.10.2",
+}
+
+const (
+	registryK8s = "registry.k8s.io"
+	registryGCR = "k8s.gcr.io"
+)
+
+// kubeadmDefaultRepository returns kubeadm's default imageRepository:
+// registry.k8s.io from 1.22.17, 1.23.15, 1.24.9 and 1.25.0 (the patch
+// releases that back-ported the registry move), k8s.gcr.io before. A
+// pre-release of one of those patches (v1.24.9-rc.0) was tagged before the
+// back-port, so it still has k8s.gcr.io, as semver ordering says.
+func kubeadmDefaultRepository(v version) string {
+	switch v.minor {
+	case 22:
+		if !v.before(1, 22, 17) {
+			return registryK8s
+		}
+	case 23:
+		if !v.before(1, 23, 15) {
+			return registryK8s
+		}
+	case 24:
+		if !v.before(1, 24, 9) {
+			return registryK8s
+		}
+	default:
+		if !v.before(1, 25, 0) {
+			return registryK8s
+		}
+	}
+	return registryGCR
+}
+
+// KubeadmPauseImage returns the pause image kubeadm kubeadmVersion pre-pulls
+// and expects the runtime to use: imageRepository + "/pause:" + the
+// PauseVersion compiled into that kubeadm. An empty imageRepository means
+// kubeadm's default for that version (k8s.gcr.io before 1.22.17, 1.23.15,
+// 1.24.9 and 1.25.0; registry.k8s.io from them on).
+//
+// Versions are accepted with or without a leading "v", with or without a
+// patch level (a missing patch means .0) and with a pre-release
+// ("v1.31.0-rc.1" uses the 1.31 pause tag). Versions outside 1.11–1.36, and
+// malformed ones, return an error wrapping [ErrUnknownVersion].
+//
+// For example, KubeadmPauseImage("v1.31.2", "") returns
+// "registry.k8s.io/pause:3.10".
+func KubeadmPauseImage(kubeadmVersion, imageRepository string) (string, error) {
+	v, err := parseVersion(kubeadmVersion)
+	if err != nil {
+		return "", fmt.Errorf("resolve: kubeadm version: %w", err)
+	}
+	if v.major != 1 || v.minor >= len(kubeadmPause) || kubeadmPause[v.minor] == "" {
+		return "", fmt.Errorf("resolve: kubeadm version %q: %w: no pause version known for it",
+			kubeadmVersion, ErrUnknownVersion)
+	}
+	repo := strings.TrimSuffix(strings.TrimSpace(imageRepository), "/")
+	if repo == "" {
+		repo = kubeadmDefaultRepository(v)
+	}
+	return repo + "/pause:" + kubeadmPause[v.minor], nil
+}
+
+// Runtime names, as in criinfo.Info.Runtime and Result.Runtime.
+const (
+	runtimeContainerd = "containerd"
+	runtimeCRIO       = "cri-o"
+	runtimeCRIDockerd = "cri-dockerd"
+)
+
+// RuntimeDefaultImage returns the sandbox image a runtime uses when its
+// configuration does not name one. runtime is "containerd", "cri-o" or
+// "cri-dockerd"; version is the runtime's version as it reports it
+// ("v1.7.20", "1.6.20~ds1", "2.2.0-rc.1"). A version outside the tables,
+// or a malformed one, returns an error wrapping [ErrUnknownVersion].
+//
+// The tables:
+//
+//	containerd  1.6.0–1.6.8      k8s.gcr.io/pause:3.6
+//	            1.6.9–1.6.x      registry.k8s.io/pause:3.6
+//	            1.7              registry.k8s.io/pause:3.8
+//	            2.0, 2.1         registry.k8s.io/pause:3.10
+//	            2.2              registry.k8s.io/pause:3.10.1
+//	            2.3              registry.k8s.io/pause:3.10.2
+//	cri-o       ≤1.17            k8s.gcr.io/pause:3.1
+//	            1.18–1.20        k8s.gcr.io/pause:3.2
+//	            1.21–1.22        k8s.gcr.io/pause:3.5
+//	            1.23             k8s.gcr.io/pause:3.6
+//	            1.24–1.27.0      registry.k8s.io/pause:3.6
+//	            1.27.1–1.30      registry.k8s.io/pause:3.9
+//	            1.31–1.33        registry.k8s.io/pause:3.10
+//	            1.34 and later   registry.k8s.io/pause:3.10.1
+//	cri-dockerd 0.2.x            k8s.gcr.io/pause:3.1
+//	            0.3.0–0.3.9      registry.k8s.io/pause:3.6
+//	            0.3.10–0.3.16    registry.k8s.io/pause:3.9
+//	            0.3.17 and later registry.k8s.io/pause:3.10
+func RuntimeDefaultImage(runtime, version string) (string, error) {
+	v, err := parseVersion(version)
+	if err != nil {
+		return "", fmt.Errorf("resolve: %s version: %w", runtime, err)
+	}
+	var img string
+	switch runtime {
+	case runtimeContainerd:
+		img = containerdDefault(v)
+	case runtimeCRIO:
+		img = crioDefault(v)
+	case runtimeCRIDockerd:
+		img = criDockerdDefault(v)
+	default:
+		return "", fmt.Errorf("resolve: runtime %q: %w: no defaults known", runtime, ErrUnknownVersion)
+	}
+	if img == "" {
+		return "", fmt.Errorf("resolve: %s %q: %w: no default sandbox image known for it",
+			runtime, version, ErrUnknownVersion)
+	}
+	return img, nil
+}
+
+// The runtime tables below come from issue 5 and DESIGN.md §6 (containerd's
+// DefaultSandboxImage / pinned_images.sandbox, CRI-O's DefaultPauseImage,
+// cri-dockerd's default --pod-infra-container-image on each release branch).
+// Pre-releases use the table row of their minor release.
+
+func containerdDefault(v version) string {
+	switch {
+	case v.major == 1 && v.minor == 6:
+		if v.patch <= 8 {
+			return registryGCR + "/pause:3.6"
+		}
+		return registryK8s + "/pause:3.6"
+	case v.major == 1 && v.minor == 7:
+		return registryK8s + "/pause:3.8"
+	case v.major == 2 && (v.minor == 0 || v.minor == 1):
+		return registryK8s + "/pause:3.10"
+	case v.major == 2 && v.minor == 2:
+		return registryK8s + "/pause:3.10.1"
+	case v.major == 2 && v.minor == 3:
+		return registryK8s + "/pause:3.10.2"
+	}
+	return ""
+}
+
+func crioDefault(v version) string {
+	if v.major != 1 {
+		return ""
+	}
+	switch {
+	case v.minor <= 17:
+		return registryGCR + "/pause:3.1"
+	case v.minor <= 20:
+		return registryGCR + "/pause:3.2"
+	case v.minor <= 22:
+		return registryGCR + "/pause:3.5"
+	case v.minor == 23:
+		return registryGCR + "/pause:3.6"
+	case v.minor <= 26 || (v.minor == 27 && v.patch == 0):
+		return registryK8s + "/pause:3.6"
+	case v.minor <= 30:
+		return registryK8s + "/pause:3.9"
+	case v.minor <= 33:
+		return registryK8s + "/pause:3.10"
+	}
+	return registryK8s + "/pause:3.10.1"
+}
+
+func criDockerdDefault(v version) string {
+	switch {
+	case v.major != 0:
+		return ""
+	case v.minor == 2:
+		return registryGCR + "/pause:3.1"
+	case v.minor == 3 && v.patch <= 9:
+		return registryK8s + "/pause:3.6"
+	case v.minor == 3 && v.patch <= 16:
+		return registryK8s + "/pause:3.9"
+	case v.minor >= 3:
+		return registryK8s + "/pause:3.10"
+	}
+	return ""
+}
