@@ -128,7 +128,7 @@ imports = ["conf.d/*.toml", "/etc/containerd/extra.toml"]
 		{
 			name: "import cycle",
 			files: map[string]string{
-				ctrMain:                   "version = 2\nimports = ['other.toml']\n",
+				ctrMain:                     "version = 2\nimports = ['other.toml']\n",
 				"etc/containerd/other.toml": "version = 2\nimports = ['config.toml']\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"x.example/pause:1\"\n",
 			},
 			wantVersion: 2, wantSandbox: "x.example/pause:1", wantOrigin: "/etc/containerd/other.toml:4", wantMigr: true, wantFiles: 2,

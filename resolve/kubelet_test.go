@@ -19,8 +19,8 @@ func TestReadKubelet(t *testing.T) {
 	}{
 		{name: "absent", files: map[string]string{}, wantNil: true},
 		{
-			name: "kubeadm 1.31 file",
-			files: map[string]string{kubeletFlagsEnv: `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.10"` + "\n"},
+			name:         "kubeadm 1.31 file",
+			files:        map[string]string{kubeletFlagsEnv: `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.10"` + "\n"},
 			wantImages:   []string{"registry.k8s.io/pause:3.10"},
 			wantOrigins:  []string{"/var/lib/kubelet/kubeadm-flags.env:1"},
 			wantEndpoint: "unix:///var/run/containerd/containerd.sock",
