@@ -1,0 +1,177 @@
+package reference
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	dref "github.com/distribution/reference"
+	"github.com/opencontainers/go-digest"
+)
+
+// dockerHubVariant reports whether the first component of s is a Docker Hub
+// domain that distribution/reference keeps as written (a documented
+// difference).
+func dockerHubVariant(s string) bool {
+	first, _, found := strings.Cut(s, "/")
+	return found && isDockerHub(first) && first != "docker.io" && first != "index.docker.io"
+}
+
+func FuzzParse(f *testing.F) {
+	for _, tt := range goodRefs {
+		f.Add(tt.in)
+	}
+	for _, tt := range badRefs {
+		if len(tt.in) < 4096 {
+			f.Add(tt.in)
+		}
+	}
+	noAliases := NewNormalizer(nil)
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := Parse(s)
+		if err != nil {
+			if !r.IsZero() {
+				t.Fatalf("Parse(%q) = %q with error %v", s, r, err)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Input != s || pe.Offset < 0 || pe.Offset > len(s) {
+				t.Fatalf("Parse(%q) error %#v is not a ParseError with an offset inside the input", s, err)
+			}
+		} else {
+			again, err := Parse(r.String())
+			if err != nil || again != r {
+				t.Fatalf("Parse(Parse(%q).String() = %q) = %q, %v", s, r, again, err)
+			}
+			fam, err := Parse(r.Familiar())
+			if err != nil || !fam.Equal(r) {
+				t.Fatalf("Parse(%q.Familiar() = %q) = %q, %v", r, r.Familiar(), fam, err)
+			}
+			if !Equal(s, s) {
+				t.Fatalf("Equal(%q, %q) = false", s, s)
+			}
+		}
+
+		// Differential: distribution/reference, with no aliases on our side.
+		want, derr := dref.ParseDockerRef(s)
+		got, err := noAliases.Parse(s)
+		switch {
+		case derr != nil && err == nil:
+			t.Fatalf("Parse(%q) = %q, but distribution/reference rejects it: %v", s, got, derr)
+		case derr == nil && err != nil:
+			if dockerHubVariant(s) || len(s) > MaxInputLength || len(want.(dref.Named).Name()) > MaxDomainLength+1+MaxPathLength || domainTooLong(want) {
+				return // documented limits
+			}
+			t.Fatalf("Parse(%q) error %v, but distribution/reference accepts it as %q", s, err, want)
+		case derr == nil:
+			if dockerHubVariant(s) {
+				return
+			}
+			if want.Name() != got.Name() {
+				t.Fatalf("Parse(%q).Name() = %q, distribution/reference %q", s, got.Name(), want.Name())
+			}
+			if d, ok := want.(dref.Digested); ok {
+				if d.Digest() != got.Digest() {
+					t.Fatalf("Parse(%q).Digest() = %q, distribution/reference %q", s, got.Digest(), d.Digest())
+				}
+			} else if tg, ok := want.(dref.Tagged); ok && tg.Tag() != got.Tag() {
+				t.Fatalf("Parse(%q).Tag() = %q, distribution/reference %q", s, got.Tag(), tg.Tag())
+			}
+		}
+	})
+}
+
+func domainTooLong(n dref.Named) bool { return len(dref.Domain(n)) > MaxDomainLength }
+
+func FuzzEqual(f *testing.F) {
+	f.Add("k8s.gcr.io/pause:3.9", "registry.k8s.io/pause:3.9")
+	f.Add("busybox", "registry-1.docker.io/library/busybox:latest")
+	f.Add("pause:3.9", "pause:3.9@sha256:"+hex64)
+	f.Add("REGISTRY.k8s.io/pause:3.9", "registry.k8s.io/pause:3.9")
+	for i := 1; i < len(goodRefs); i++ {
+		f.Add(goodRefs[i-1].in, goodRefs[i].in)
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		eq := Equal(a, b)
+		if eq != Equal(b, a) {
+			t.Fatalf("Equal(%q, %q) = %v but Equal(%q, %q) = %v", a, b, eq, b, a, !eq)
+		}
+		ra, erra := Parse(a)
+		rb, errb := Parse(b)
+		if erra != nil || errb != nil {
+			if eq {
+				t.Fatalf("Equal(%q, %q) = true, but they do not both parse", a, b)
+			}
+			return
+		}
+		if eq != (ra.Identity() == rb.Identity()) {
+			t.Fatalf("Equal(%q, %q) = %v, Identity %q vs %q", a, b, eq, ra.Identity(), rb.Identity())
+		}
+		if eq != Equal(ra.String(), rb.String()) {
+			t.Fatalf("Equal(%q, %q) = %v, but Equal of their canonical forms differs", a, b, eq)
+		}
+	})
+}
+
+func FuzzParseImageID(f *testing.F) {
+	f.Add(hex64)
+	f.Add("sha256:" + hex64)
+	f.Add("sha512:" + hex128)
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := ParseImageID(s)
+		if err != nil {
+			if id != "" || !errors.Is(err, ErrInvalidImageID) {
+				t.Fatalf("ParseImageID(%q) = %q, %v", s, id, err)
+			}
+			return
+		}
+		if verr := id.Validate(); verr != nil || id.Algorithm() != "sha256" {
+			t.Fatalf("ParseImageID(%q) = %q, which go-digest rejects: %v", s, id, verr)
+		}
+		if again, err := ParseImageID(id.String()); err != nil || again != id {
+			t.Fatalf("ParseImageID(%q) = %q, %v", id, again, err)
+		}
+	})
+}
+
+func FuzzNewAliases(f *testing.F) {
+	f.Add("k8s.gcr.io", "registry.k8s.io", "mirror.corp:5000/k8s", "registry.k8s.io", "k8s.gcr.io/pause:3.9")
+	f.Add("a.io", "b.io", "b.io", "a.io", "a.io/x")
+	f.Add("a.io", "b.io/x", "b.io", "c.io", "a.io/y:1")
+	f.Fuzz(func(t *testing.T, from1, to1, from2, to2, ref string) {
+		a, err := NewAliases(Alias{From: from1, To: to1}, Alias{From: from2, To: to2})
+		if err != nil {
+			var ae *AliasError
+			if a != nil || !errors.As(err, &ae) {
+				t.Fatalf("NewAliases error %v with %v", err, a)
+			}
+			return
+		}
+		n := NewNormalizer(a)
+		r, err := n.Parse(ref)
+		if err != nil {
+			return
+		}
+		again, err := n.Parse(r.String())
+		if err != nil || again != r {
+			t.Fatalf("aliases %v: Parse(Parse(%q).String() = %q) = %q, %v", a.Rules(), ref, r, again, err)
+		}
+		for _, v := range a.Variants(r) {
+			if back, err := n.Parse(v.String()); err != nil || !back.Equal(r) {
+				t.Fatalf("aliases %v: variant %q of %q parses to %q, %v", a.Rules(), v, r, back, err)
+			}
+		}
+	})
+}
+
+func FuzzValidDigest(f *testing.F) {
+	f.Add("sha256:" + hex64)
+	f.Add("sha384:" + hex96)
+	f.Add("sha512:" + hex128)
+	f.Add("sha256:" + strings.ToUpper(hex64))
+	f.Add("md5:" + hex64)
+	f.Fuzz(func(t *testing.T, d string) {
+		if got, want := validDigest(d), digest.Digest(d).Validate() == nil; got != want {
+			t.Fatalf("validDigest(%q) = %v, go-digest Validate says %v", d, got, want)
+		}
+	})
+}

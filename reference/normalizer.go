@@ -1,0 +1,60 @@
+package reference
+
+// Normalizer parses and compares references under a set of [Aliases]. It is
+// immutable and safe for concurrent use. A nil *Normalizer applies no aliases.
+type Normalizer struct {
+	aliases *Aliases
+}
+
+// NewNormalizer returns a Normalizer that applies a. A nil a applies none;
+// pass [DefaultAliases] (or a set built on it with [Aliases.With]) for the
+// usual Kubernetes registry aliases.
+func NewNormalizer(a *Aliases) *Normalizer {
+	return &Normalizer{aliases: a}
+}
+
+// Aliases returns the aliases n applies, possibly nil.
+func (n *Normalizer) Aliases() *Aliases {
+	if n == nil {
+		return nil
+	}
+	return n.aliases
+}
+
+// Parse parses s and returns its canonical form with n's aliases applied.
+// Errors are *[ParseError] wrapping one of the sentinel errors.
+//
+// # Rules
+//
+//   - The first component (before the first "/") is a domain if it holds a "."
+//     or a ":", is "localhost", or holds an uppercase letter; otherwise the
+//     domain is docker.io, and a single component gets "library/".
+//   - index.docker.io and registry-1.docker.io (any case) are docker.io.
+//   - Paths must be lower case; domains keep their case (it is folded only
+//     when comparing); tags are case-sensitive.
+//   - No tag and no digest means ":latest". With a tag and a digest, both
+//     are kept and the digest identifies the image.
+//   - "sha256:<64 hex>" is repository docker.io/library/sha256 with that
+//     tag, as in distribution/reference; use [ParseImageID] first when the
+//     input may be an image ID.
+func (n *Normalizer) Parse(s string) (Ref, error) {
+	return parse(s, n.Aliases())
+}
+
+// Equal reports whether a and b reference the same image: the same canonical
+// name after aliases (domain case folded) and the same digest when either has
+// one, otherwise the same tag. Input that does not parse is equal to nothing.
+// For example, under the default aliases "k8s.gcr.io/pause:3.9" equals
+// "registry.k8s.io/pause:3.9", and "pause:3.9" does not equal
+// "pause:3.9@sha256:…".
+func (n *Normalizer) Equal(a, b string) bool {
+	ra, err := n.Parse(a)
+	if err != nil {
+		return false
+	}
+	rb, err := n.Parse(b)
+	if err != nil {
+		return false
+	}
+	return ra.Equal(rb)
+}
