@@ -98,23 +98,23 @@ func (s *scanner) end() error {
 
 // objectKey reads the next key of an object whose '{' was read, or reports
 // that the object ended. Duplicate keys are errors.
-func (s *scanner) objectKey(seen map[string]bool) (key string, off int64, more bool, err error) {
+func (s *scanner) objectKey(seen map[string]bool) (key string, more bool, err error) {
 	tok, off, err := s.next()
 	if err != nil {
-		return "", off, false, err
+		return "", false, err
 	}
 	if tok == json.Delim('}') {
-		return "", off, false, nil
+		return "", false, nil
 	}
 	key, ok := tok.(string)
 	if !ok { // the decoder only returns strings in key position
-		return "", off, false, s.errorf(off, ErrInvalidInfo, "object key is not a string")
+		return "", false, s.errorf(off, ErrInvalidInfo, "object key is not a string")
 	}
 	if seen[key] {
-		return "", off, false, s.errorf(off, ErrInvalidInfo, "duplicate key %q", key)
+		return "", false, s.errorf(off, ErrInvalidInfo, "duplicate key %q", key)
 	}
 	seen[key] = true
-	return key, off, true, nil
+	return key, true, nil
 }
 
 // scanDocument reads a `crictl info` document.
@@ -129,7 +129,7 @@ func scanDocument(b []byte, f *facts) error {
 	}
 	seen := map[string]bool{}
 	for {
-		key, _, more, err := s.objectKey(seen)
+		key, more, err := s.objectKey(seen)
 		if err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func scanConfigString(v string, base int64, f *facts) error {
 func scanConfigObject(s *scanner, f *facts) error {
 	seen := map[string]bool{}
 	for {
-		key, _, more, err := s.objectKey(seen)
+		key, more, err := s.objectKey(seen)
 		if err != nil {
 			return err
 		}

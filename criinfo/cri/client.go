@@ -107,7 +107,7 @@ func probe(ctx context.Context, path string) error {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("%w: %s does not exist", ErrNoSocket, path)
 	case err != nil:
-		return fmt.Errorf("%w: %v", ErrNoSocket, err)
+		return fmt.Errorf("%w: %w", ErrNoSocket, err)
 	case fi.Mode().Type() != os.ModeSocket:
 		return fmt.Errorf("%w: %s is not a socket", ErrNoSocket, path)
 	}
@@ -115,10 +115,10 @@ func probe(ctx context.Context, path string) error {
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return fmt.Errorf("%w: %v", ctxErr, err)
+			return fmt.Errorf("%w: %w", ctxErr, err)
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
-			return fmt.Errorf("%w: %v", ErrNoSocket, err)
+			return fmt.Errorf("%w: %w", ErrNoSocket, err)
 		}
 		return err
 	}
@@ -135,21 +135,21 @@ func (c *Client) fail(ctx context.Context, rpc string, err error) error {
 	st, _ := status.FromError(err)
 	switch {
 	case ctx.Err() != nil:
-		err = fmt.Errorf("%w: %v", ctx.Err(), err)
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	case st.Code() == codes.DeadlineExceeded:
-		err = fmt.Errorf("%w: %v", context.DeadlineExceeded, err)
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	case st.Code() == codes.Canceled:
-		err = fmt.Errorf("%w: %v", context.Canceled, err)
+		err = fmt.Errorf("%w: %w", context.Canceled, err)
 	case st.Code() == codes.Unimplemented:
-		err = fmt.Errorf("%w: %v", ErrNotCRI, err)
+		err = fmt.Errorf("%w: %w", ErrNotCRI, err)
 	case st.Code() == codes.Unavailable:
 		// The socket accepted a connection in Dial. Unavailable now means
 		// that the server went away, or that it does not speak gRPC (no
 		// HTTP/2 preface); gRPC does not expose the cause as an error value.
 		if msg := st.Message(); strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such file") {
-			err = fmt.Errorf("%w: %v", ErrNoSocket, err)
+			err = fmt.Errorf("%w: %w", ErrNoSocket, err)
 		} else {
-			err = fmt.Errorf("%w: %v", ErrNotCRI, err)
+			err = fmt.Errorf("%w: %w", ErrNotCRI, err)
 		}
 	}
 	return &Error{Endpoint: c.endpoint, RPC: rpc, Err: err}

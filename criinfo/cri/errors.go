@@ -27,7 +27,8 @@ type Error struct {
 	RPC string
 	// Err is the cause. It wraps ErrNoSocket, ErrNotCRI, ErrInvalidEndpoint,
 	// context.DeadlineExceeded or context.Canceled when one applies, and a
-	// *criinfo.ParseError when the Status Info did not parse.
+	// *criinfo.ParseError when the Status Info did not parse. The gRPC status
+	// error stays in the chain too (status.FromError finds it).
 	Err error
 }
 

@@ -131,8 +131,8 @@ func TestLiveInfo(t *testing.T) {
 					ver = ver[:i]
 				}
 				base := filepath.Join(goldenDir, "containerd-"+ver)
-				require.NoError(t, os.WriteFile(base+"-info.json", crictl, 0o644))
-				require.NoError(t, os.WriteFile(base+"-status-info.json", raw, 0o644))
+				require.NoError(t, os.WriteFile(base+"-info.json", crictl, 0o600))
+				require.NoError(t, os.WriteFile(base+"-status-info.json", raw, 0o600))
 				t.Logf("wrote %s-info.json and %s-status-info.json", base, base)
 			}
 		})

@@ -254,12 +254,64 @@ func (c *Containerd) Import(t testing.TB, images ...Image) []string {
 	// unpacking would need the snapshotter ctr picks, not the CRI one.
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
+	//nolint:gosec // G204: runs the ctr binary the environment names, on purpose.
 	out, err := exec.CommandContext(ctx, c.ctr, "--address", c.Socket, "-n", "k8s.io",
 		"images", "import", "--all-platforms", "--no-unpack", archive.Name()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("containerdtest: %s images import: %v\n%s\nlog:\n%s", c.ctr, err, out, c.Log())
 	}
+	// The CRI plugin learns about imported images from events, after ctr
+	// returns: wait until ListImages shows every name.
+	var names []string
+	for _, img := range images {
+		names = append(names, img.Names...)
+	}
+	if err := c.waitListed(ctx, names); err != nil {
+		t.Fatalf("containerdtest: imported images not listed by CRI: %v\nlog:\n%s", err, c.Log())
+	}
 	return ids
+}
+
+// waitListed polls ListImages until every name is a repo tag or repo digest
+// of some image.
+func (c *Containerd) waitListed(ctx context.Context, names []string) error {
+	conn, err := grpc.NewClient(c.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	is := runtimeapi.NewImageServiceClient(conn)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := is.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+		if err != nil {
+			return err
+		}
+		listed := map[string]bool{}
+		for _, img := range resp.GetImages() {
+			for _, tag := range img.GetRepoTags() {
+				listed[tag] = true
+			}
+			for _, d := range img.GetRepoDigests() {
+				listed[d] = true
+			}
+		}
+		var missing []string
+		for _, n := range names {
+			if !listed[n] {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: still missing %q", ctx.Err(), missing)
+		case <-tick.C:
+		}
+	}
 }
 
 // waitReady polls the CRI Version and Status RPCs until the runtime is ready.
@@ -272,7 +324,10 @@ func (c *Containerd) waitReady(ctx context.Context, exited <-chan struct{}) erro
 		case <-exited:
 			return errors.New("containerd exited")
 		case <-ctx.Done():
-			return fmt.Errorf("%w (last error: %v)", ctx.Err(), last)
+			if last == nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w (last error: %w)", ctx.Err(), last)
 		case <-tick.C:
 		}
 		if _, err := os.Stat(c.Socket); err != nil {
