@@ -262,7 +262,7 @@ func parsePrefix(s string) (prefix, error) {
 		return prefix{}, parseErr(s, MaxDomainLength+1+MaxPathLength, ErrNameTooLong)
 	}
 	domain, path, _ := strings.Cut(s, "/")
-	if !(domain == "localhost" || strings.ContainsAny(domain, ".:")) {
+	if !looksLikeDomain(domain) {
 		return prefix{}, parseErr(s, 0, fmt.Errorf("%w: %q is not a registry domain (it needs a '.' or a ':' or to be localhost)", ErrInvalidFormat, domain))
 	}
 	if off, err := checkDomain(domain); err != nil {
@@ -278,4 +278,30 @@ func parsePrefix(s string) (prefix, error) {
 		domain = dockerHub
 	}
 	return prefix{domain: domain, path: path}, nil
+}
+
+// Resolved returns the rules in the form they are applied: From and To
+// canonical (domain in lower case, Docker Hub spelled docker.io) and each To
+// resolved through chains. Longest From first.
+func (a *Aliases) Resolved() []Alias {
+	if a == nil {
+		return nil
+	}
+	out := make([]Alias, len(a.rules))
+	for i, r := range a.rules {
+		out[i] = Alias{From: r.from.String(), To: r.to.String()}
+	}
+	return out
+}
+
+// Rewrites reports whether a rule applies to the repository name
+// domain/path, which callers use to tell a canonical name from one that
+// must be parsed. It does not allocate.
+func (a *Aliases) Rewrites(name string) bool {
+	if a == nil {
+		return false
+	}
+	domain, path, _ := strings.Cut(name, "/")
+	_, _, ok := a.apply(domain, path)
+	return ok
 }

@@ -135,3 +135,53 @@ func TestNilNormalizer(t *testing.T) {
 	assert.False(t, n.Equal("k8s.gcr.io/pause:3.9", "registry.k8s.io/pause:3.9"))
 	assert.True(t, NewNormalizer(DefaultAliases()).Equal("k8s.gcr.io/pause:3.9", "registry.k8s.io/pause:3.9"))
 }
+
+func TestNormalizePrefix(t *testing.T) {
+	t.Parallel()
+	n := NewNormalizer(DefaultAliases())
+	tests := []struct {
+		in, want string // prefix and its canonical form; want "" for an error
+	}{
+		{in: "k8s.gcr.io", want: "registry.k8s.io"},
+		{in: "K8S.gcr.io/sig", want: "registry.k8s.io/sig"},
+		{in: "gcr.io/google-containers", want: "registry.k8s.io"},
+		{in: "gcr.io", want: "gcr.io"},
+		{in: "index.docker.io/library", want: "docker.io/library"},
+		{in: "library", want: "docker.io/library"},
+		{in: "myuser/team", want: "docker.io/myuser/team"},
+		{in: "localhost:5000", want: "localhost:5000"},
+		{in: ""},
+		{in: "a.io/"},
+		{in: "a.io/B"},
+		{in: "Upper", want: "upper"}, // an uppercase first component is a domain
+		{in: "a__"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
+			got, err := n.NormalizePrefix(tt.in)
+			if tt.want == "" {
+				var pe *ParseError
+				assert.ErrorAs(t, err, &pe, "NormalizePrefix(%q) = %q", tt.in, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got, "NormalizePrefix(%q)", tt.in)
+		})
+	}
+}
+
+func TestAliasesRewritesAndResolved(t *testing.T) { //nolint:paralleltest // AllocsPerRun refuses parallel tests
+	a := DefaultAliases()
+	assert.True(t, a.Rewrites("k8s.gcr.io/pause"))
+	assert.True(t, a.Rewrites("K8S.GCR.IO/pause"))
+	assert.True(t, a.Rewrites("gcr.io/google-containers/pause"))
+	assert.False(t, a.Rewrites("gcr.io/google-containersx/pause"))
+	assert.False(t, a.Rewrites("registry.k8s.io/pause"))
+	assert.False(t, (*Aliases)(nil).Rewrites("k8s.gcr.io/pause"))
+	allocs := testing.AllocsPerRun(10, func() { a.Rewrites("registry.k8s.io/pause") })
+	assert.Zero(t, allocs)
+	chained, err := NewAliases(Alias{From: "A.io", To: "b.io"}, Alias{From: "b.io", To: "c.io/x"})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []Alias{{From: "a.io", To: "c.io/x"}, {From: "b.io", To: "c.io/x"}}, chained.Resolved())
+}

@@ -58,7 +58,7 @@ func FuzzParse(f *testing.F) {
 		case derr != nil && err == nil:
 			t.Fatalf("Parse(%q) = %q, but distribution/reference rejects it: %v", s, got, derr)
 		case derr == nil && err != nil:
-			if dockerHubVariant(s) || len(s) > MaxInputLength || len(want.(dref.Named).Name()) > MaxDomainLength+1+MaxPathLength || domainTooLong(want) {
+			if dockerHubVariant(s) || len(s) > MaxInputLength || len(want.Name()) > MaxDomainLength+1+MaxPathLength || domainTooLong(want) {
 				return // documented limits
 			}
 			t.Fatalf("Parse(%q) error %v, but distribution/reference accepts it as %q", s, err, want)

@@ -1,5 +1,7 @@
 package reference
 
+import "strings"
+
 // Normalizer parses and compares references under a set of [Aliases]. It is
 // immutable and safe for concurrent use. A nil *Normalizer applies no aliases.
 type Normalizer struct {
@@ -57,4 +59,35 @@ func (n *Normalizer) Equal(a, b string) bool {
 		return false
 	}
 	return ra.Equal(rb)
+}
+
+// NormalizePrefix returns the canonical form of a repository prefix: a
+// domain with optional path components ("k8s.gcr.io", "docker.io/library"),
+// or path components alone, which name a Docker Hub namespace ("library",
+// "myuser"). The domain is put in lower case, Docker Hub is spelled
+// docker.io and n's aliases apply, so under the default aliases
+// NormalizePrefix("k8s.gcr.io") == "registry.k8s.io". Unlike [Normalizer.Parse],
+// a single component that is not a domain gets no "library/".
+func (n *Normalizer) NormalizePrefix(s string) (string, error) {
+	first, _, _ := strings.Cut(s, "/")
+	if s == "" || !looksLikeDomain(first) {
+		if len(s) > MaxPathLength {
+			return "", parseErr(s, MaxPathLength, ErrNameTooLong)
+		}
+		if off, err := checkPath(s); err != nil {
+			return "", parseErr(s, off, err)
+		}
+		s = dockerHub + "/" + s
+	}
+	p, err := parsePrefix(s)
+	if err != nil {
+		return "", err
+	}
+	if a := n.Aliases(); a != nil {
+		if i := a.match(p); i >= 0 {
+			r := a.rules[i]
+			p = prefix{domain: r.to.domain, path: rewrite(p.path, r.from, r.to)}
+		}
+	}
+	return p.String(), nil
 }

@@ -195,7 +195,7 @@ func makeRef(s string, changed bool, domain, path, tag, dgst string) Ref {
 // distribution/reference.
 func splitName(name string) (domain, path string, pathOff int, err error) {
 	first, rest, found := strings.Cut(name, "/")
-	if !found || !(first == "localhost" || strings.ContainsAny(first, ".:") || hasUpper(first)) {
+	if !found || !looksLikeDomain(first) {
 		return dockerHub, name, -1, nil
 	}
 	if off, derr := checkDomain(first); derr != nil {
@@ -205,6 +205,13 @@ func splitName(name string) (domain, path string, pathOff int, err error) {
 		return "", "", off, derr
 	}
 	return first, rest, len(first) + 1, nil
+}
+
+// looksLikeDomain reports whether a first name component is meant as a
+// domain: it holds a "." or a ":", is "localhost", or holds an uppercase
+// letter (paths cannot).
+func looksLikeDomain(first string) bool {
+	return first == "localhost" || strings.ContainsAny(first, ".:") || hasUpper(first)
 }
 
 func isDockerHub(domain string) bool {
