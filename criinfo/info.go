@@ -65,7 +65,6 @@ type facts struct {
 	endpoint     string
 	containerd   bool // a containerd-only key or config field was seen
 	crio         bool // the "crio" key was seen
-	sawConfigKey bool
 }
 
 func (f *facts) info() Info {
@@ -112,7 +111,6 @@ func Parse(info map[string]string) (Info, error) {
 	for _, k := range keys {
 		switch {
 		case k == configKey:
-			f.sawConfigKey = true
 			if err := scanConfigString(info[k], 0, &f); err != nil {
 				return Info{}, err
 			}

@@ -138,7 +138,6 @@ func scanDocument(b []byte, f *facts) error {
 		}
 		switch {
 		case key == configKey:
-			f.sawConfigKey = true
 			s.key = key
 			if err := scanConfigValue(s, f); err != nil {
 				return err
