@@ -60,11 +60,11 @@ const configKey = "config"
 
 // facts collects what the scan found; info turns it into an Info.
 type facts struct {
-	sandbox      string
-	reported     bool
-	endpoint     string
-	containerd   bool // a containerd-only key or config field was seen
-	crio         bool // the "crio" key was seen
+	sandbox    string
+	reported   bool
+	endpoint   string
+	containerd bool // a containerd-only key or config field was seen
+	crio       bool // the "crio" key was seen
 }
 
 func (f *facts) info() Info {
