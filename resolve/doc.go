@@ -1,4 +1,113 @@
 // Package resolve tells which sandbox ("pause") image a Kubernetes node's
 // container runtime really uses, from every source that names one, with
-// provenance, conflicts, the pins to protect it and a pre-pull list.
+// provenance, conflicts, the patterns to pin it with and a pre-pull list.
+//
+// Call [Resolve] with the node's root file system (nil means "/") and
+// whatever else is known:
+//
+//	res, err := resolve.Resolve(ctx, resolve.Options{
+//		Live:           client,    // optional: a criinfo/cri client
+//		KubeadmVersion: "v1.31.2", // optional: the kubeadm that installs the node
+//		KubeletVersion: "v1.31.2", // optional
+//	})
+//	// res.SandboxImage, res.Conflicts, res.Pins (in res.PinMode), res.Prepull
+//
+// Resolve only reads: files under Options.Root and one Info call on
+// Options.Live. It keeps no state and is safe for concurrent use. The zero
+// [Options] reads the real node and asks no socket.
+//
+// # Sources
+//
+// Paths are relative to Options.Root. A missing file is an absent source; a
+// malformed one is a [*ConfigError] naming the file, line and key, wrapping
+// [ErrInvalidConfig].
+//
+//   - containerd ([ContainerdConfig]): /etc/containerd/config.toml, or the
+//     configs k3s and RKE2 generate under
+//     /var/lib/rancher/{k3s,rke2}/agent/etc/containerd/config.toml (preferred
+//     when present: their kubelet uses that containerd). Version 1 reads
+//     [plugins.cri] sandbox_image, version 2 [plugins."io.containerd.grpc.v1.cri"]
+//     sandbox_image, version 3 [plugins."io.containerd.cri.v1.images".pinned_images],
+//     an open map whose "sandbox" entry is the pause image and whose every
+//     value is pinned. imports are followed as containerd 2.x does: breadth
+//     first, each file once, relative paths relative to the importing file, a
+//     path with "*" a sorted glob, any other path required to exist; a later
+//     file overrides non-empty scalars and merges tables by key; an imported
+//     file of a lower version is migrated (its sandbox_image becomes
+//     pinned_images.sandbox), a higher one stops containerd. A sandbox_image
+//     under the version 2 table of a version 3 file is ignored by containerd
+//     2.x and reported as a one-sided [Conflict]. disabled_plugins = ["cri"]
+//     (Docker's packaged config) means that containerd serves no pods.
+//   - CRI-O ([CRIOConfig]): /etc/crio/crio.conf, then every file under
+//     /etc/crio/crio.conf.d/ recursively in lexical order; keys merge, arrays
+//     replace. [crio.image] pause_image is the sandbox image (CRI-O pins it
+//     too), pinned_images the pin patterns (a lone "*", which makes CRI-O
+//     panic, is reported).
+//   - cri-dockerd ([CRIDockerdFlags]): --pod-infra-container-image in the
+//     ExecStart of cri-docker.service (the first of /etc, /run, /lib and
+//     /usr/lib systemd/system) and its cri-docker.service.d/*.conf drop-ins
+//     (all directories, by file name; an empty ExecStart= resets; the last
+//     ExecStart wins; backslash continuations and quotes as systemd reads them).
+//   - kubelet ([KubeletFlags]): KUBELET_KUBEADM_ARGS in
+//     /var/lib/kubelet/kubeadm-flags.env, then KUBELET_EXTRA_ARGS in
+//     /etc/default/kubelet and /etc/sysconfig/kubelet (systemd
+//     EnvironmentFile syntax; Go-quoted values read back). Flags are
+//     --name=value or --name value; the last one wins. Its
+//     --container-runtime-endpoint tells which runtime the kubelet uses.
+//   - kubeadm ([KubeadmConfig], [KubeadmDefault]): Options.KubeadmConfigPath,
+//     a YAML file of one or more documents whose ClusterConfiguration
+//     (kubeadm.k8s.io/v1beta3 or v1beta4) gives imageRepository (and
+//     kubernetesVersion, used with a note when Options.KubeadmVersion is
+//     empty), and [KubeadmPauseImage] for the kubeadm version.
+//   - the live runtime ([RuntimeInfo]): Options.Live's report, when it has one
+//     (containerd 1.x, CRI-O and cri-dockerd 0.3.2 and later do; containerd 2.x
+//     does not). Its RuntimeVersion selects the built-in default.
+//   - the built-in default ([RuntimeDefault]): [RuntimeDefaultImage] for the
+//     runtime and its version (Options.RuntimeVersion when Live gives none).
+//
+// # Authority
+//
+// The runtime is Options.Runtime, else the live runtime's, else the one the
+// kubelet's --container-runtime-endpoint or kubeadm's criSocket names, else
+// the only one configured (containerd, then CRI-O, then cri-dockerd when
+// several are, which is a [Conflict]). Its sandbox image is what it reports
+// live, else what its config files say, else its built-in default.
+// Result.SandboxImage is that string exactly as its source states it, never
+// alias-rewritten. The kubelet flag and kubeadm's expectation are compared
+// with it and never override it.
+//
+// # Conflicts and notes
+//
+// Images are compared alias- and digest-aware with a reference.Normalizer
+// (Options.Aliases, default reference.DefaultAliases): "k8s.gcr.io/pause:3.9"
+// against "registry.k8s.io/pause:3.9", or a tag against the same tag with a
+// digest, is a note; different images are a [Conflict] whose Message says
+// which file and key to change. The kubelet flag is a conflict when it
+// differs below kubelet 1.29 (or an unknown version), a note from 1.29 (the
+// kubelet no longer protects the image), and a conflict in any case from
+// 1.35, which rejects the flag. Configuration mistakes with one side (an
+// ignored key, a missing import, an invalid reference) are conflicts with a
+// zero B.
+//
+// # Pins and pre-pull
+//
+// Result.Pins is the sandbox image followed by the runtime's own pinned
+// images (containerd version 3 pinned_images values, CRI-O pinned_images),
+// to compile a pin.Matcher from in Result.PinMode: pin.CRIOCompat for CRI-O
+// (its patterns are not references), pin.Strict otherwise. Result.Prepull is
+// the sandbox image plus kubeadm's pause image when it is a different image
+// (alias-aware): kubeadm pulls and checks its own.
+//
+// # Limits
+//
+//   - Lines of TOML keys come from go-toml's unstable parser and are exact;
+//     lines of YAML keys are found by a scan for the top-level key and fall
+//     back to the document's first line for flow-style YAML; a kubelet flag's
+//     line is the line of its variable's assignment.
+//   - A runtime started with a config file elsewhere (containerd --config,
+//     crio --config) is not followed; a live report reveals the difference.
+//   - Environment variables in cri-dockerd's ExecStart are not expanded (a
+//     note says so).
+//   - The CRI-O rows before 1.24 and the cri-dockerd 0.3.0–0.3.9 registry of
+//     [RuntimeDefaultImage] were not checked against those releases' code.
 package resolve

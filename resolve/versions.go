@@ -155,6 +155,7 @@ const (
 	runtimeContainerd = "containerd"
 	runtimeCRIO       = "cri-o"
 	runtimeCRIDockerd = "cri-dockerd"
+	runtimeUnknown    = "unknown" // criinfo.Info.Runtime when the runtime did not say
 )
 
 // RuntimeDefaultImage returns the sandbox image a runtime uses when its

@@ -1,0 +1,718 @@
+package resolve
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/pin"
+	"github.com/sandboxpin/sandboxpin/reference"
+)
+
+// LiveRuntime is what Resolve needs from a running runtime. The client in
+// criinfo/cri satisfies it for a CRI socket.
+type LiveRuntime interface {
+	Info(ctx context.Context) (criinfo.Info, error)
+}
+
+// Options says where and what to resolve. Every field is optional; a zero
+// Options reads the real node ("/") and no socket.
+type Options struct {
+	// Root is the node's root file system; os.DirFS("/") when nil. Paths
+	// inside it are read without the leading "/" ("etc/containerd/config.toml").
+	Root fs.FS
+
+	// Live, when not nil, is asked once for what the runtime reports. Its
+	// error is returned by Resolve: to resolve from files alone, call again
+	// with a nil Live.
+	Live LiveRuntime
+
+	// KubeadmVersion is the version of the kubeadm binary that installs or
+	// joins this node ("v1.31.2"); it selects kubeadm's pause image. When it is
+	// empty, the kubeadm config's kubernetesVersion is used instead, with a note.
+	KubeadmVersion string
+
+	// KubeadmConfigPath is a kubeadm config file inside Root
+	// ("/etc/kubernetes/kubeadm.yaml"). Unlike the node's own files, it is an
+	// error when it does not exist.
+	KubeadmConfigPath string
+
+	// KubeletVersion is the kubelet's version ("v1.35.0"); it decides whether a
+	// --pod-infra-container-image flag matters (below 1.29), is ignored (1.29
+	// to 1.34) or stops the kubelet (1.35 on).
+	KubeletVersion string
+
+	// Runtime forces the runtime to resolve for ("containerd", "cri-o",
+	// "cri-dockerd") instead of detecting it.
+	Runtime string
+
+	// RuntimeVersion is the runtime's version, used to pick its built-in
+	// default when Live does not report one.
+	RuntimeVersion string
+
+	// Aliases are the registry aliases used for every comparison;
+	// reference.DefaultAliases() when nil.
+	Aliases *reference.Aliases
+}
+
+// Candidate is one image that one source names for this node's sandbox.
+type Candidate struct {
+	// Image is the reference exactly as the source states it.
+	Image string `json:"image"`
+	// Source is the kind of source.
+	Source Source `json:"source"`
+	// Origin is "file:line", "runtime status (containerd v1.7.20)", or
+	// "default of containerd v2.2.9".
+	Origin string `json:"origin"`
+	// Role is what the image is used for.
+	Role Role `json:"role"`
+}
+
+// IsZero reports whether c is the zero Candidate (the empty side of a
+// one-sided Conflict).
+func (c Candidate) IsZero() bool { return c == Candidate{} }
+
+// Conflict is a real disagreement between two candidates, or a
+// configuration mistake with one side (then B is zero).
+type Conflict struct {
+	A       Candidate `json:"a"`
+	B       Candidate `json:"b,omitzero"`
+	Message string    `json:"message"` // what to change, where
+}
+
+// Result is what Resolve found.
+type Result struct {
+	// SandboxImage is the image the runtime starts pod sandboxes with,
+	// exactly as the winning source states it; "" when it cannot be told.
+	SandboxImage string `json:"sandboxImage"`
+	// Runtime is "containerd", "cri-o", "cri-dockerd", or "" when no runtime
+	// was found.
+	Runtime string `json:"runtime"`
+	// Candidates are every image any source names, winner or not.
+	Candidates []Candidate `json:"candidates"`
+	// Conflicts are disagreements and configuration mistakes.
+	Conflicts []Conflict `json:"conflicts"`
+	// Notes are informational findings (alias-only differences and such).
+	Notes []string `json:"notes"`
+	// Pins are the patterns to compile a pin.Matcher from, in PinMode.
+	Pins []string `json:"pins"`
+	// PinMode is pin.CRIOCompat for CRI-O, pin.Strict otherwise.
+	PinMode pin.Mode `json:"pinMode"`
+	// Prepull are the images an installer must pull for this node to work
+	// offline, de-duplicated alias-aware.
+	Prepull []string `json:"prepull"`
+}
+
+// Resolve reads every source of the node's sandbox image and decides which
+// one the runtime uses. See the package documentation for the sources, the
+// authority between them and what counts as a conflict.
+//
+// A malformed file is a *ConfigError (wrapping ErrInvalidConfig) that names
+// the file, line and key; a missing file is an absent source. Resolve reads
+// nothing but Root and Live, and is safe for concurrent use with distinct
+// Options.
+func Resolve(ctx context.Context, opts Options) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch opts.Runtime {
+	case "", runtimeContainerd, runtimeCRIO, runtimeCRIDockerd:
+	default:
+		return nil, fmt.Errorf("resolve: Options.Runtime %q: want %q, %q or %q",
+			opts.Runtime, runtimeContainerd, runtimeCRIO, runtimeCRIDockerd)
+	}
+	root := opts.Root
+	if root == nil {
+		root = os.DirFS("/")
+	}
+	aliases := opts.Aliases
+	if aliases == nil {
+		aliases = reference.DefaultAliases()
+	}
+	r := &resolver{
+		opts: opts,
+		norm: reference.NewNormalizer(aliases),
+		res: &Result{
+			Candidates: []Candidate{}, Conflicts: []Conflict{}, Notes: []string{},
+			Pins: []string{}, Prepull: []string{}, PinMode: pin.Strict,
+		},
+	}
+	if opts.Live != nil {
+		info, err := opts.Live.Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("resolve: live runtime: %w", err)
+		}
+		r.live = &info
+	}
+	if err := r.read(root); err != nil {
+		return nil, err
+	}
+	r.chooseRuntime()
+	r.runtimeImage()
+	r.checkKubelet()
+	r.checkKubeadm()
+	r.checkReferences()
+	r.pinsAndPrepull()
+	return r.res, nil
+}
+
+// resolver holds one Resolve call's state.
+type resolver struct {
+	opts Options
+	norm *reference.Normalizer
+	res  *Result
+	live *criinfo.Info
+
+	ctrs    []*containerdConfig // every containerd config found, by preference
+	ctr     *containerdConfig   // the one containerd uses (CRI enabled)
+	crio    *crioConfig
+	crid    *criDockerdConfig
+	kubelet *kubeletConfig
+	kubeadm *kubeadmConfig
+
+	runtime    string
+	runtimeVer string
+	// winner is the candidate SandboxImage comes from.
+	winner Candidate
+	// fileCand is the chosen runtime's configured image, if any.
+	fileCand *Candidate
+	// kubeadmImage is what kubeadm expects, "" if unknown.
+	kubeadmCand *Candidate
+}
+
+func (r *resolver) note(format string, args ...any) {
+	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
+}
+
+func (r *resolver) conflict(a, b Candidate, format string, args ...any) {
+	r.res.Conflicts = append(r.res.Conflicts, Conflict{A: a, B: b, Message: fmt.Sprintf(format, args...)})
+}
+
+func (r *resolver) add(c Candidate) Candidate {
+	r.res.Candidates = append(r.res.Candidates, c)
+	return c
+}
+
+func candidateOf(f found, src Source, role Role) Candidate {
+	return Candidate{Image: f.Value, Source: src, Origin: f.origin(), Role: role}
+}
+
+func (r *resolver) read(root fs.FS) error {
+	for _, loc := range containerdLocations() {
+		c, err := readContainerd(root, loc.path, loc.flavor)
+		if err != nil {
+			return err
+		}
+		if c != nil {
+			r.ctrs = append(r.ctrs, c)
+		}
+	}
+	var err error
+	if r.crio, err = readCRIO(root); err != nil {
+		return err
+	}
+	if r.crid, err = readCRIDockerd(root); err != nil {
+		return err
+	}
+	if r.kubelet, err = readKubelet(root); err != nil {
+		return err
+	}
+	if p := r.opts.KubeadmConfigPath; p != "" {
+		name, ok := fsPath(p)
+		if !ok || name == "." {
+			return fmt.Errorf("resolve: Options.KubeadmConfigPath %q is not a file path", p)
+		}
+		if r.kubeadm, err = readKubeadm(root, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// configured returns the runtimes whose configuration exists, in the order
+// containerd, cri-o, cri-dockerd, with the file that shows each.
+func (r *resolver) configured() (names, files []string) {
+	for _, c := range r.ctrs {
+		if c.Disabled == nil {
+			r.ctr = c
+			names, files = append(names, runtimeContainerd), append(files, c.Path)
+			break
+		}
+	}
+	if r.crio != nil {
+		names, files = append(names, runtimeCRIO), append(files, r.crio.Files[0])
+	}
+	if r.crid != nil {
+		names, files = append(names, runtimeCRIDockerd), append(files, r.crid.Files[0])
+	}
+	return names, files
+}
+
+func (r *resolver) chooseRuntime() {
+	for _, c := range r.ctrs {
+		if c.Disabled != nil {
+			r.note("%s turns containerd's CRI plugin off (disabled_plugins = [%q], as Docker's packaged config does): "+
+				"that containerd serves no Kubernetes pods", c.Disabled.origin(), c.Disabled.Value)
+		}
+	}
+	names, files := r.configured()
+	for _, c := range r.ctrs {
+		if c != r.ctr && c.Disabled == nil {
+			r.note("%s is also a containerd config; %s was read as the one the kubelet's containerd uses", c.Path, r.ctr.Path)
+		}
+	}
+	how := ""
+	switch {
+	case r.opts.Runtime != "":
+		r.runtime, how = r.opts.Runtime, "Options.Runtime"
+	case r.live != nil && r.live.Runtime != "" && r.live.Runtime != runtimeUnknown:
+		r.runtime, how = r.live.Runtime, "the live runtime"
+	case r.kubelet != nil && r.kubelet.Endpoint != nil && runtimeFromEndpoint(r.kubelet.Endpoint.Value) != "":
+		r.runtime = runtimeFromEndpoint(r.kubelet.Endpoint.Value)
+		how = "the kubelet's --" + kubeletEndpointFlag + " at " + r.kubelet.Endpoint.origin()
+	case r.kubeadm != nil && r.kubeadm.CRISocket != nil && runtimeFromEndpoint(r.kubeadm.CRISocket.Value) != "":
+		r.runtime = runtimeFromEndpoint(r.kubeadm.CRISocket.Value)
+		how = "kubeadm's criSocket at " + r.kubeadm.CRISocket.origin()
+	case len(names) > 0:
+		r.runtime = names[0]
+	}
+	r.res.Runtime = r.runtime
+	if r.runtime == "" {
+		r.note("no container runtime found: no config file of containerd, CRI-O or cri-dockerd, no live runtime, no Options.Runtime")
+		return
+	}
+	if len(names) > 1 {
+		var cands []Candidate
+		for i, n := range names {
+			if f := r.configuredFound(n); f != nil {
+				cands = append(cands, candidateOf(*f, runtimeSource(n), RuntimeUses))
+			} else {
+				cands = append(cands, Candidate{Source: runtimeSource(n), Origin: files[i], Role: RuntimeUses})
+			}
+		}
+		list := make([]string, len(names))
+		for i := range names {
+			list[i] = names[i] + " (" + files[i] + ")"
+		}
+		if how == "" {
+			r.conflict(cands[0], cands[1], "%d container runtimes are configured on this node: %s; "+
+				"%s was assumed: remove the other's configuration, or set Options.Runtime", len(names), strings.Join(list, ", "), r.runtime)
+		} else {
+			r.note("%d container runtimes are configured on this node: %s; %s is used, from %s",
+				len(names), strings.Join(list, ", "), r.runtime, how)
+		}
+	}
+	if r.opts.Runtime != "" && r.live != nil && r.live.Runtime != r.opts.Runtime && r.live.Runtime != runtimeUnknown {
+		r.note("Options.Runtime is %s but the live runtime is %s; its report is ignored", r.opts.Runtime, r.live.Runtime)
+		r.live = nil
+	}
+	if r.live != nil && r.live.Runtime != r.runtime {
+		// An unidentified runtime's report cannot be trusted for this one.
+		r.note("the live runtime did not identify itself (%q); its report was not used for %s", r.live.Runtime, r.runtime)
+		r.live = nil
+	}
+	r.runtimeVer = r.opts.RuntimeVersion
+	if r.live != nil && r.live.RuntimeVersion != "" {
+		if r.runtimeVer != "" && r.runtimeVer != r.live.RuntimeVersion {
+			r.note("Options.RuntimeVersion is %s but the live %s reports %s; the live version is used",
+				r.runtimeVer, r.runtime, r.live.RuntimeVersion)
+		}
+		r.runtimeVer = r.live.RuntimeVersion
+	}
+	switch r.runtime {
+	case runtimeCRIO:
+		r.res.PinMode = pin.CRIOCompat
+	case runtimeContainerd:
+		if r.ctr == nil && len(r.ctrs) > 0 {
+			r.note("containerd is the runtime but every containerd config found disables CRI: it is configured elsewhere (containerd --config)")
+		}
+	}
+}
+
+func runtimeSource(rt string) Source {
+	switch rt {
+	case runtimeContainerd:
+		return ContainerdConfig
+	case runtimeCRIO:
+		return CRIOConfig
+	}
+	return CRIDockerdFlags
+}
+
+func (r *resolver) configuredFound(rt string) *found {
+	switch rt {
+	case runtimeContainerd:
+		if r.ctr != nil {
+			return r.ctr.Sandbox
+		}
+	case runtimeCRIO:
+		if r.crio != nil {
+			return r.crio.PauseImage
+		}
+	case runtimeCRIDockerd:
+		if r.crid != nil {
+			return r.crid.PauseImage
+		}
+	}
+	return nil
+}
+
+// runtimeImage decides SandboxImage: live report > config files > default.
+func (r *resolver) runtimeImage() {
+	// Every runtime's configured image is a candidate, chosen or not, and
+	// every configuration mistake is reported.
+	for _, c := range r.ctrs {
+		if c.Sandbox != nil {
+			cand := r.add(candidateOf(*c.Sandbox, ContainerdConfig, RuntimeUses))
+			if c == r.ctr && r.runtime == runtimeContainerd {
+				r.fileCand = &cand
+			}
+		}
+		for _, p := range append(slices.Clone(c.Ignored), c.Problems...) {
+			a := Candidate{}
+			if p.at.Value != "" && p.at.Key != "imports" && p.at.Key != "version" {
+				a = candidateOf(p.at, ContainerdConfig, RuntimeUses)
+			} else {
+				a = Candidate{Source: ContainerdConfig, Origin: p.at.origin(), Role: RuntimeUses}
+			}
+			r.conflict(a, Candidate{}, "%s", p.msg)
+		}
+	}
+	if r.crio != nil {
+		if r.crio.PauseImage != nil {
+			cand := r.add(candidateOf(*r.crio.PauseImage, CRIOConfig, RuntimeUses))
+			if r.runtime == runtimeCRIO {
+				r.fileCand = &cand
+			}
+		}
+		for _, p := range r.crio.Problems {
+			a := candidateOf(p.at, CRIOConfig, RuntimeUses)
+			r.conflict(a, Candidate{}, "%s", p.msg)
+		}
+	}
+	if r.crid != nil {
+		if r.crid.PauseImage != nil {
+			cand := r.add(candidateOf(*r.crid.PauseImage, CRIDockerdFlags, RuntimeUses))
+			if r.runtime == runtimeCRIDockerd {
+				r.fileCand = &cand
+			}
+		}
+		r.res.Notes = append(r.res.Notes, r.crid.Notes...)
+	}
+	if r.runtime == "" {
+		return
+	}
+
+	var liveCand *Candidate
+	if r.live != nil && r.live.SandboxImageReported && r.live.SandboxImage != "" {
+		c := r.add(Candidate{Image: r.live.SandboxImage, Source: RuntimeInfo,
+			Origin: "runtime status (" + strings.TrimSpace(r.runtime+" "+r.live.RuntimeVersion) + ")", Role: RuntimeUses})
+		liveCand = &c
+	}
+	var defCand *Candidate
+	if r.runtimeVer != "" {
+		img, err := RuntimeDefaultImage(r.runtime, r.runtimeVer)
+		if err != nil {
+			r.note("no built-in default sandbox image known for %s %s", r.runtime, r.runtimeVer)
+		} else {
+			c := r.add(Candidate{Image: img, Source: RuntimeDefault, Origin: "default of " + r.runtime + " " + r.runtimeVer, Role: RuntimeUses})
+			defCand = &c
+		}
+	}
+	r.containerdVersionChecks()
+
+	switch {
+	case liveCand != nil:
+		r.winner = *liveCand
+		if r.fileCand != nil {
+			r.compare(*liveCand, *r.fileCand,
+				fmt.Sprintf("the running %s reports %s, but %s sets %s: %s was not restarted since that file changed, "+
+					"or runs with another config; restart %s or change the value at %s",
+					r.runtime, liveCand.Image, r.fileCand.Origin, r.fileCand.Image, r.runtime, r.runtime, r.fileCand.Origin))
+		} else if defCand != nil {
+			if r.relate(liveCand.Image, defCand.Image) == relDiffer {
+				r.note("the running %s reports %s, not its default %s, although no config file read sets it: "+
+					"it may run with a config elsewhere (--config)", r.runtime, liveCand.Image, defCand.Image)
+			}
+		}
+	case r.fileCand != nil:
+		r.winner = *r.fileCand
+	case defCand != nil:
+		r.winner = *defCand
+	default:
+		if r.live != nil && r.runtime == runtimeContainerd && !r.live.SandboxImageReported {
+			r.note("containerd 2.x does not report its sandbox image over CRI and no config file sets it")
+		}
+		r.note("cannot tell %s's sandbox image: no config file sets it and its version is unknown "+
+			"(give Options.RuntimeVersion or Options.Live)", r.runtime)
+	}
+	r.res.SandboxImage = r.winner.Image
+	r.exactPinCheck()
+}
+
+// exactPinCheck notes what the runtime's version means for pinning the
+// sandbox image (DESIGN.md §1).
+func (r *resolver) exactPinCheck() {
+	v, err := parseVersion(r.runtimeVer)
+	if err != nil {
+		return
+	}
+	exact := false
+	switch r.runtime {
+	case runtimeContainerd:
+		if v.major == 1 && (v.minor < 6 || v.minor == 6 && v.patch < 22 || v.minor == 7 && v.patch < 3) {
+			r.note("containerd %s never reports Image.pinned (fixed in 1.6.22 and 1.7.3): kubelet 1.29 and later may "+
+				"garbage-collect the sandbox image; upgrade containerd or pin it through a CRI shim", r.runtimeVer)
+		}
+		exact = v.major >= 2
+	case runtimeCRIDockerd:
+		exact = !v.before(0, 3, 10)
+	}
+	img := r.res.SandboxImage
+	if !exact || img == "" || strings.Contains(img, "$") {
+		return
+	}
+	ref, err := r.norm.Parse(img)
+	if err != nil || fullyQualified(img) {
+		return
+	}
+	r.note("%s %s pins the sandbox image by exact string, but %s (%s) is a short name stored as %s: "+
+		"it will not be pinned; write the full name %s there", r.runtime, r.runtimeVer, img, r.winner.Origin, ref.String(), ref.String())
+}
+
+// fullyQualified reports whether s names its registry and a tag or digest,
+// the form runtimes store images under. For example,
+// fullyQualified("registry.k8s.io/pause:3.10") is true and
+// fullyQualified("pause:3.10") is false.
+func fullyQualified(s string) bool {
+	first, rest, ok := strings.Cut(s, "/")
+	if !ok || !(strings.ContainsAny(first, ".:") || first == "localhost") {
+		return false
+	}
+	last := rest[strings.LastIndexByte(rest, '/')+1:]
+	return strings.ContainsAny(last, ":@")
+}
+
+// containerdVersionChecks reports what depends on containerd's major version.
+func (r *resolver) containerdVersionChecks() {
+	if r.runtime != runtimeContainerd || r.ctr == nil {
+		return
+	}
+	v, err := parseVersion(r.runtimeVer)
+	known := err == nil
+	switch {
+	case known && v.major == 1 && r.ctr.Version >= 3:
+		r.conflict(Candidate{Source: ContainerdConfig, Origin: fmt.Sprintf("%s:%d", r.ctr.Path, 1), Role: RuntimeUses}, Candidate{},
+			"%s is a version 3 config, which containerd %s (1.x) does not accept: containerd fails to start; "+
+				"write a version 2 config or upgrade containerd to 2.x", r.ctr.Path, r.runtimeVer)
+	case known && v.major >= 2 && r.ctr.Migrated && r.ctr.Sandbox != nil:
+		r.note("containerd %s migrates sandbox_image at %s to pinned_images.sandbox in memory "+
+			"(`containerd config migrate` writes the version 3 form)", r.runtimeVer, r.ctr.Sandbox.origin())
+	case !known && r.ctr.Version >= 3:
+		r.note("%s is a version 3 config: only containerd 2.x reads it", r.ctr.Path)
+	}
+}
+
+// relation is how two image strings relate.
+type relation int
+
+const (
+	relSame    relation = iota // the same string
+	relAlias                   // the same image, spelled differently (aliases, defaults)
+	relDigest                  // the same name and tag, one side pins a digest
+	relDiffer                  // different images
+	relInvalid                 // one side does not parse
+)
+
+func (r *resolver) relate(a, b string) relation {
+	if a == b {
+		return relSame
+	}
+	ra, errA := r.norm.Parse(a)
+	rb, errB := r.norm.Parse(b)
+	if errA != nil || errB != nil {
+		return relInvalid
+	}
+	if r.norm.Equal(a, b) {
+		return relAlias
+	}
+	if ra.Tag() != "" && ra.Tag() == rb.Tag() && (ra.Digest() == "" || rb.Digest() == "") &&
+		r.norm.Equal(ra.Name()+":"+ra.Tag(), rb.Name()+":"+rb.Tag()) {
+		return relDigest
+	}
+	return relDiffer
+}
+
+// compare records a Conflict (with msg) when a and b name different images,
+// and a Note when they are the same image spelled differently.
+func (r *resolver) compare(a, b Candidate, msg string) {
+	switch r.relate(a.Image, b.Image) {
+	case relAlias:
+		r.note("%s (%s) and %s (%s) name the same image through a registry alias or default; "+
+			"tools that compare strings (kubeadm's check, containerd 2.x and cri-dockerd pinning) treat them as different",
+			a.Image, a.Origin, b.Image, b.Origin)
+	case relDigest:
+		r.note("%s (%s) and %s (%s) name the same tag, one with a digest; make sure the digest is that tag's",
+			a.Image, a.Origin, b.Image, b.Origin)
+	case relDiffer:
+		r.conflict(a, b, "%s", msg)
+	}
+}
+
+// checkKubelet compares the kubelet's --pod-infra-container-image with the
+// runtime's image and with what the kubelet version does with the flag.
+func (r *resolver) checkKubelet() {
+	if r.kubelet == nil || len(r.kubelet.SandboxArgs) == 0 {
+		return
+	}
+	var cands []Candidate
+	for _, a := range r.kubelet.SandboxArgs {
+		cands = append(cands, r.add(candidateOf(a, KubeletFlags, KubeletProtects)))
+	}
+	eff := cands[len(cands)-1]
+	effAt := r.kubelet.SandboxArgs[len(cands)-1]
+	for i := range len(cands) - 1 {
+		r.note("--%s at %s is overridden by the one at %s", kubeletSandboxFlag, cands[i].Origin, eff.Origin)
+	}
+	var kv version
+	known := false
+	if r.opts.KubeletVersion != "" {
+		v, err := parseVersion(r.opts.KubeletVersion)
+		if err != nil {
+			r.note("Options.KubeletVersion %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.opts.KubeletVersion)
+		} else {
+			kv, known = v, true
+		}
+	}
+	switch {
+	case known && !kv.before(1, 35, 0):
+		for i, c := range cands {
+			at := r.kubelet.SandboxArgs[i]
+			r.conflict(c, Candidate{}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
+				r.opts.KubeletVersion, kubeletSandboxFlag, strings.Fields(at.Key)[0], at.origin())
+		}
+		return
+	case known && !kv.before(1, 29, 0):
+		r.note("kubelet %s ignores --%s (%s) for image garbage collection: only the runtime's pinning protects the sandbox image; "+
+			"remove the flag from %s before upgrading to 1.35, which rejects it", r.opts.KubeletVersion, kubeletSandboxFlag, eff.Origin, effAt.Path)
+		if r.winner.Image != "" && r.relate(eff.Image, r.winner.Image) == relDiffer {
+			r.note("--%s=%s (%s) differs from the runtime's %s (%s)", kubeletSandboxFlag, eff.Image, eff.Origin, r.winner.Image, r.winner.Origin)
+		}
+		return
+	case !known:
+		r.note("--%s (%s) was removed in kubelet 1.35, which then does not start: remove it from %s before upgrading",
+			kubeletSandboxFlag, eff.Origin, effAt.Path)
+	}
+	if r.winner.Image == "" {
+		return
+	}
+	r.compare(eff, r.winner, fmt.Sprintf("the kubelet protects %s from image garbage collection (--%s at %s) but %s starts sandboxes with %s (%s): "+
+		"the sandbox image may be deleted; set the flag in %s to %s, or remove it",
+		eff.Image, kubeletSandboxFlag, eff.Origin, r.runtime, r.winner.Image, r.winner.Origin, effAt.Path, r.winner.Image))
+}
+
+// checkKubeadm compares kubeadm's expected pause image with the runtime's.
+func (r *resolver) checkKubeadm() {
+	kv := r.opts.KubeadmVersion
+	var repo *found
+	if r.kubeadm != nil {
+		repo = r.kubeadm.ImageRepository
+		if kv == "" && r.kubeadm.KubernetesVersion != nil {
+			kv = r.kubeadm.KubernetesVersion.Value
+			r.note("kubeadm's version is unknown; kubernetesVersion %s (%s) was assumed: kubeadm's pause tag is compiled into the kubeadm binary",
+				kv, r.kubeadm.KubernetesVersion.origin())
+		}
+	}
+	if kv == "" {
+		if repo != nil {
+			r.note("imageRepository %s (%s) is set but kubeadm's version is unknown: its pause image cannot be told", repo.Value, repo.origin())
+		}
+		return
+	}
+	repoVal := ""
+	if repo != nil {
+		repoVal = repo.Value
+	}
+	img, err := KubeadmPauseImage(kv, repoVal)
+	if err != nil {
+		r.note("kubeadm %s: %v", kv, err)
+		return
+	}
+	c := Candidate{Image: img, Source: KubeadmDefault, Origin: "default of kubeadm " + kv, Role: InstallerPulls}
+	if repo != nil {
+		c.Source, c.Origin = KubeadmConfig, repo.origin()
+	}
+	c = r.add(c)
+	r.kubeadmCand = &c
+	if r.winner.Image == "" {
+		return
+	}
+	change := "set imageRepository in the kubeadm ClusterConfiguration to match"
+	if repo != nil {
+		change = "change imageRepository at " + repo.origin()
+	}
+	where := r.winner.Origin
+	if r.winner.Source == RuntimeDefault || r.winner.Source == RuntimeInfo {
+		where = "the " + r.runtime + " config"
+	}
+	r.compare(c, r.winner, fmt.Sprintf("kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s): "+
+		"an offline node lacks the runtime's image and kubeadm warns; set the sandbox image at %s to %s, or %s",
+		kv, img, r.runtime, r.winner.Image, r.winner.Origin, where, img, change))
+}
+
+// checkReferences reports candidate images that are not valid references.
+func (r *resolver) checkReferences() {
+	seen := map[string]bool{}
+	for _, c := range r.res.Candidates {
+		if c.Image == "" || seen[c.Image+c.Origin] || strings.Contains(c.Image, "$") {
+			continue
+		}
+		seen[c.Image+c.Origin] = true
+		if _, err := r.norm.Parse(c.Image); err != nil {
+			r.conflict(c, Candidate{}, "%s at %s is not a valid image reference (%v): correct it", c.Image, c.Origin, err)
+		}
+	}
+}
+
+// pinsAndPrepull fills Pins and Prepull.
+func (r *resolver) pinsAndPrepull() {
+	addPin := func(s string) {
+		if s != "" && !slices.Contains(r.res.Pins, s) {
+			r.res.Pins = append(r.res.Pins, s)
+		}
+	}
+	addPin(r.res.SandboxImage)
+	switch r.runtime {
+	case runtimeContainerd:
+		if r.ctr != nil {
+			for _, p := range r.ctr.Pinned {
+				addPin(p.Value)
+			}
+		}
+	case runtimeCRIO:
+		if r.crio != nil {
+			for _, p := range r.crio.Pinned {
+				addPin(p.Value)
+			}
+		}
+	}
+	addPull := func(s string) {
+		if s == "" {
+			return
+		}
+		for _, p := range r.res.Prepull {
+			if p == s || r.norm.Equal(p, s) {
+				return
+			}
+		}
+		r.res.Prepull = append(r.res.Prepull, s)
+	}
+	addPull(r.res.SandboxImage)
+	if r.kubeadmCand != nil {
+		addPull(r.kubeadmCand.Image)
+	}
+}

@@ -1,0 +1,441 @@
+package resolve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/pin"
+)
+
+// nodeTests run Resolve over the trees in testdata/nodes; README.md there
+// says what each shows.
+var nodeTests = []struct {
+	node          string   // directory under testdata/nodes
+	opts          Options  // Root is set by the test
+	wantImage     string   // Result.SandboxImage
+	wantRuntime   string   // Result.Runtime
+	wantWinner    Source   // source of the winning candidate
+	wantConflicts []string // a substring of each Conflict.Message, in order
+	wantNotes     []string // substrings that some Note must contain
+	wantPins      []string // Result.Pins
+	wantMode      pin.Mode // Result.PinMode
+	wantPrepull   []string // Result.Prepull
+}{
+	{
+		node:        "containerd-1.6-v2",
+		opts:        Options{RuntimeVersion: "1.6.20", KubeadmVersion: "v1.26.15"},
+		wantImage:   "registry.k8s.io/pause:3.6",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantConflicts: []string{
+			"the kubelet protects registry.k8s.io/pause:3.9",
+			"kubeadm v1.26.15 pre-pulls and expects registry.k8s.io/pause:3.9",
+		},
+		wantNotes:   []string{"removed in kubelet 1.35"},
+		wantPins:    []string{"registry.k8s.io/pause:3.6"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.6", "registry.k8s.io/pause:3.9"},
+	},
+	{
+		node:        "containerd-1.7-alias",
+		opts:        Options{RuntimeVersion: "v1.7.20", KubeadmVersion: "v1.28.4"},
+		wantImage:   "k8s.gcr.io/pause:3.9",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantNotes:   []string{"same image through a registry alias"},
+		wantPins:    []string{"k8s.gcr.io/pause:3.9"},
+		wantPrepull: []string{"k8s.gcr.io/pause:3.9"},
+	},
+	{
+		node:        "containerd-2.2-v3-imports",
+		opts:        Options{RuntimeVersion: "2.2.9", KubeadmVersion: "v1.34.1", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
+		wantImage:   "mirror.example.com/k8s/pause:3.10.1",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantPins:    []string{"mirror.example.com/k8s/pause:3.10.1", "mirror.example.com/tools/node-agent:1.4"},
+		wantPrepull: []string{"mirror.example.com/k8s/pause:3.10.1"},
+	},
+	{
+		node:        "containerd-2.2-v3-ignored-v2-key",
+		opts:        Options{RuntimeVersion: "v2.2.9"},
+		wantImage:   "registry.k8s.io/pause:3.10.1",
+		wantRuntime: "containerd", wantWinner: RuntimeDefault,
+		wantConflicts: []string{"containerd 2.x ignores sandbox_image"},
+		wantPins:      []string{"registry.k8s.io/pause:3.10.1"},
+		wantPrepull:   []string{"registry.k8s.io/pause:3.10.1"},
+	},
+	{
+		node:        "containerd-2.0-v2-migrated",
+		opts:        Options{RuntimeVersion: "2.0.5"},
+		wantImage:   "registry.k8s.io/pause:3.10",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantNotes:   []string{"migrates sandbox_image"},
+		wantPins:    []string{"registry.k8s.io/pause:3.10"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.10"},
+	},
+	{
+		node:        "k3s",
+		wantImage:   "rancher/mirrored-pause:3.6",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantPins:    []string{"rancher/mirrored-pause:3.6"},
+		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
+	},
+	{
+		node:        "crio-dropins",
+		opts:        Options{RuntimeVersion: "1.31.3", KubeadmVersion: "v1.31.3"},
+		wantImage:   "registry.k8s.io/pause:3.10",
+		wantRuntime: "cri-o", wantWinner: CRIOConfig,
+		wantConflicts: []string{`pinned_images entry "*" makes CRI-O panic`},
+		wantPins:      []string{"registry.k8s.io/pause:3.10", "quay.io/myorg/agent*"},
+		wantMode:      pin.CRIOCompat,
+		wantPrepull:   []string{"registry.k8s.io/pause:3.10"},
+	},
+	{
+		node:        "cri-dockerd",
+		opts:        Options{KubeletVersion: "v1.35.0"},
+		wantImage:   "registry.k8s.io/pause:3.10",
+		wantRuntime: "cri-dockerd", wantWinner: CRIDockerdFlags,
+		wantConflicts: []string{"kubelet v1.35.0 no longer has --pod-infra-container-image and will not start"},
+		wantNotes:     []string{"turns containerd's CRI plugin off"},
+		wantPins:      []string{"registry.k8s.io/pause:3.10"},
+		wantPrepull:   []string{"registry.k8s.io/pause:3.10"},
+	},
+	{
+		node:        "kubeadm-mirror",
+		opts:        Options{RuntimeVersion: "1.7.22", KubeadmVersion: "v1.30.3", KubeadmConfigPath: "etc/kubernetes/kubeadm.yaml"},
+		wantImage:   "registry.k8s.io/pause:3.9",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantConflicts: []string{"change imageRepository at /etc/kubernetes/kubeadm.yaml:11"},
+		wantPins:      []string{"registry.k8s.io/pause:3.9"},
+		wantPrepull:   []string{"registry.k8s.io/pause:3.9", "registry.internal.example/k8s/pause:3.9"},
+	},
+	{
+		node:        "two-runtimes",
+		wantImage:   "registry.k8s.io/pause:3.8",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantConflicts: []string{"2 container runtimes are configured on this node"},
+		wantPins:      []string{"registry.k8s.io/pause:3.8"},
+		wantPrepull:   []string{"registry.k8s.io/pause:3.8"},
+	},
+	{
+		node:        "digest",
+		opts:        Options{KubeadmVersion: "v1.31.0"},
+		wantImage:   "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantNotes: []string{"name the same tag, one with a digest"},
+		wantPins:  []string{"registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"},
+		// kubeadm looks its image up by tag: an offline node needs that name too.
+		wantPrepull: []string{"registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a", "registry.k8s.io/pause:3.10"},
+	},
+}
+
+func nodeRoot(t testing.TB, node string) string {
+	t.Helper()
+	dir := filepath.Join("testdata", "nodes", node)
+	_, err := os.Stat(dir)
+	require.NoError(t, err)
+	return dir
+}
+
+func TestResolveNodes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range nodeTests {
+		t.Run(tt.node, func(t *testing.T) {
+			t.Parallel()
+			opts := tt.opts
+			opts.Root = os.DirFS(nodeRoot(t, tt.node))
+			res, err := Resolve(context.Background(), opts)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantImage, res.SandboxImage, "SandboxImage")
+			assert.Equal(t, tt.wantRuntime, res.Runtime, "Runtime")
+			var winner *Candidate
+			for i, c := range res.Candidates {
+				if c.Image == res.SandboxImage && c.Role == RuntimeUses && winner == nil {
+					winner = &res.Candidates[i]
+				}
+			}
+			if assert.NotNil(t, winner, "winning candidate") {
+				assert.Equal(t, tt.wantWinner, winner.Source, "winner source")
+			}
+			var msgs []string
+			for _, c := range res.Conflicts {
+				msgs = append(msgs, c.Message)
+			}
+			if assert.Len(t, res.Conflicts, len(tt.wantConflicts), "conflicts: %q", msgs) {
+				for i, want := range tt.wantConflicts {
+					assert.Contains(t, res.Conflicts[i].Message, want)
+				}
+			}
+			for _, want := range tt.wantNotes {
+				assert.True(t, containsSub(res.Notes, want), "no note contains %q in %q", want, res.Notes)
+			}
+			assert.Equal(t, tt.wantPins, res.Pins, "Pins")
+			assert.Equal(t, tt.wantMode, res.PinMode, "PinMode")
+			assert.Equal(t, tt.wantPrepull, res.Prepull, "Prepull")
+			// Every origin of a file candidate is file:line inside the tree.
+			for _, c := range res.Candidates {
+				if strings.HasPrefix(c.Origin, "/") {
+					assert.Regexp(t, `^/[^:]+:[1-9][0-9]*$`, c.Origin)
+				}
+			}
+		})
+	}
+}
+
+func containsSub(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// fakeLive is a LiveRuntime with a canned answer.
+type fakeLive struct {
+	info criinfo.Info
+	err  error
+}
+
+func (f fakeLive) Info(context.Context) (criinfo.Info, error) { return f.info, f.err }
+
+func TestResolveEdgeCases(t *testing.T) {
+	t.Parallel()
+	v2 := func(img string) string {
+		return "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"" + img + "\"\n"
+	}
+	tests := []struct {
+		name          string
+		files         map[string]string
+		opts          Options
+		wantImage     string   // SandboxImage
+		wantRuntime   string   // Runtime
+		wantConflicts int      // number of conflicts
+		wantOneSided  int      // conflicts with a zero B
+		wantNotes     []string // substrings some note has
+		wantPrepull   []string // Prepull, nil to skip
+	}{
+		{
+			name:      "empty node",
+			files:     map[string]string{},
+			wantNotes: []string{"no container runtime found"},
+		},
+		{
+			name:        "live containerd 1.x report wins over the file, conflict says restart",
+			files:       map[string]string{ctrMain: v2("mirror.example/pause:3.9")},
+			opts:        Options{Live: fakeLive{info: criinfo.Info{Runtime: "containerd", RuntimeVersion: "v1.6.20", SandboxImage: "registry.k8s.io/pause:3.6", SandboxImageReported: true}}},
+			wantImage:   "registry.k8s.io/pause:3.6",
+			wantRuntime: "containerd", wantConflicts: 1,
+		},
+		{
+			name:        "live containerd 2.x reports nothing: its version picks the default",
+			files:       map[string]string{},
+			opts:        Options{Live: fakeLive{info: criinfo.Info{Runtime: "containerd", RuntimeVersion: "v2.2.9"}}},
+			wantImage:   "registry.k8s.io/pause:3.10.1",
+			wantRuntime: "containerd",
+		},
+		{
+			name:        "live alias differs from file: a note",
+			files:       map[string]string{ctrMain: v2("k8s.gcr.io/pause:3.8")},
+			opts:        Options{Live: fakeLive{info: criinfo.Info{Runtime: "containerd", RuntimeVersion: "1.7.3", SandboxImage: "registry.k8s.io/pause:3.8", SandboxImageReported: true}}},
+			wantImage:   "registry.k8s.io/pause:3.8",
+			wantRuntime: "containerd",
+			wantNotes:   []string{"registry alias"},
+		},
+		{
+			name:        "unknown containerd version and no file value",
+			files:       map[string]string{ctrMain: "version = 2\n"},
+			wantRuntime: "containerd",
+			wantNotes:   []string{"cannot tell containerd's sandbox image"},
+		},
+		{
+			name:        "kubelet endpoint picks CRI-O among two runtimes",
+			files:       map[string]string{ctrMain: v2("registry.k8s.io/pause:3.9"), crioMain: "[crio.image]\npause_image = \"registry.k8s.io/pause:3.10\"\n", kubeletFlagsEnv: "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/crio/crio.sock\"\n"},
+			wantImage:   "registry.k8s.io/pause:3.10",
+			wantRuntime: "cri-o",
+			wantNotes:   []string{"2 container runtimes are configured"},
+		},
+		{
+			name:        "Options.Runtime forces containerd",
+			files:       map[string]string{ctrMain: v2("registry.k8s.io/pause:3.9"), crioMain: "[crio.image]\npause_image = \"registry.k8s.io/pause:3.10\"\n"},
+			opts:        Options{Runtime: "containerd"},
+			wantImage:   "registry.k8s.io/pause:3.9",
+			wantRuntime: "containerd",
+		},
+		{
+			name:          "invalid reference",
+			files:         map[string]string{ctrMain: v2("Registry.k8s.io/Pause:3.9")},
+			wantImage:     "Registry.k8s.io/Pause:3.9",
+			wantRuntime:   "containerd",
+			wantConflicts: 1, wantOneSided: 1,
+		},
+		{
+			name:        "kubelet 1.30 flag that differs is only a note",
+			files:       map[string]string{ctrMain: v2("registry.k8s.io/pause:3.9"), kubeletFlagsEnv: "KUBELET_KUBEADM_ARGS=\"--pod-infra-container-image=registry.k8s.io/pause:3.8\"\n"},
+			opts:        Options{KubeletVersion: "1.30.1"},
+			wantImage:   "registry.k8s.io/pause:3.9",
+			wantRuntime: "containerd",
+			wantNotes:   []string{"ignores --pod-infra-container-image", "differs from the runtime's"},
+		},
+		{
+			name:        "kubelet 1.28 flag alias is a note",
+			files:       map[string]string{ctrMain: v2("registry.k8s.io/pause:3.9"), kubeletFlagsEnv: "KUBELET_KUBEADM_ARGS=\"--pod-infra-container-image=k8s.gcr.io/pause:3.9\"\n"},
+			opts:        Options{KubeletVersion: "1.28.1"},
+			wantImage:   "registry.k8s.io/pause:3.9",
+			wantRuntime: "containerd",
+			wantNotes:   []string{"registry alias"},
+		},
+		{
+			name:        "kubeadm version from kubernetesVersion",
+			files:       map[string]string{ctrMain: v2("registry.k8s.io/pause:3.10"), "k.yaml": "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.31.1\n"},
+			opts:        Options{KubeadmConfigPath: "k.yaml"},
+			wantImage:   "registry.k8s.io/pause:3.10",
+			wantRuntime: "containerd",
+			wantNotes:   []string{"kubernetesVersion v1.31.1"},
+			wantPrepull: []string{"registry.k8s.io/pause:3.10"},
+		},
+		{
+			name:        "unknown kubeadm version is a note",
+			files:       map[string]string{ctrMain: v2("registry.k8s.io/pause:3.10")},
+			opts:        Options{KubeadmVersion: "v1.99.0"},
+			wantImage:   "registry.k8s.io/pause:3.10",
+			wantRuntime: "containerd",
+			wantNotes:   []string{"unknown version"},
+		},
+		{
+			name:          "containerd 1.x with a version 3 config",
+			files:         map[string]string{ctrMain: "version = 3\n"},
+			opts:          Options{RuntimeVersion: "1.7.0"},
+			wantImage:     "registry.k8s.io/pause:3.8",
+			wantRuntime:   "containerd",
+			wantConflicts: 1, wantOneSided: 1,
+		},
+		{
+			name:        "k3s preferred over a leftover /etc/containerd",
+			files:       map[string]string{ctrMain: v2("registry.k8s.io/pause:3.9"), "var/lib/rancher/k3s/agent/etc/containerd/config.toml": v2("rancher/mirrored-pause:3.6")},
+			wantImage:   "rancher/mirrored-pause:3.6",
+			wantRuntime: "containerd",
+			wantNotes:   []string{"is also a containerd config"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts := tt.opts
+			opts.Root = mapFS(tt.files)
+			res, err := Resolve(context.Background(), opts)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantImage, res.SandboxImage, "SandboxImage")
+			assert.Equal(t, tt.wantRuntime, res.Runtime, "Runtime")
+			assert.Len(t, res.Conflicts, tt.wantConflicts, "conflicts %+v", res.Conflicts)
+			oneSided := 0
+			for _, c := range res.Conflicts {
+				if c.B.IsZero() {
+					oneSided++
+				}
+			}
+			assert.Equal(t, tt.wantOneSided, oneSided, "one-sided conflicts")
+			for _, want := range tt.wantNotes {
+				assert.True(t, containsSub(res.Notes, want), "no note contains %q in %q", want, res.Notes)
+			}
+			if tt.wantPrepull != nil {
+				assert.Equal(t, tt.wantPrepull, res.Prepull)
+			}
+		})
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	t.Parallel()
+	liveErr := errors.New("connection refused")
+	tests := []struct {
+		name     string
+		files    map[string]string
+		opts     Options
+		wantIs   error  // errors.Is target
+		wantPath string // ConfigError.Path, "" when not a ConfigError
+	}{
+		{name: "malformed containerd", files: map[string]string{ctrMain: "version = \n"}, wantIs: ErrInvalidConfig, wantPath: "/etc/containerd/config.toml"},
+		{name: "malformed import", files: map[string]string{ctrMain: "imports = ['x.toml']\n", "etc/containerd/x.toml": "[a\n"}, wantIs: ErrInvalidConfig, wantPath: "/etc/containerd/x.toml"},
+		{name: "malformed kubelet env", files: map[string]string{kubeletFlagsEnv: "KUBELET_KUBEADM_ARGS='x\n"}, wantIs: ErrInvalidConfig, wantPath: "/var/lib/kubelet/kubeadm-flags.env"},
+		{name: "missing kubeadm config", opts: Options{KubeadmConfigPath: "/etc/kubeadm.yaml"}, wantIs: os.ErrNotExist},
+		{name: "live error", opts: Options{Live: fakeLive{err: liveErr}}, wantIs: liveErr},
+		{name: "bad runtime", opts: Options{Runtime: "docker"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts := tt.opts
+			opts.Root = mapFS(tt.files)
+			res, err := Resolve(context.Background(), opts)
+			assert.Nil(t, res)
+			require.Error(t, err)
+			if tt.wantIs != nil {
+				assert.ErrorIs(t, err, tt.wantIs)
+			}
+			var ce *ConfigError
+			if tt.wantPath != "" && assert.ErrorAs(t, err, &ce) {
+				assert.Equal(t, tt.wantPath, ce.Path)
+				assert.Positive(t, ce.Line)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Resolve(ctx, Options{Root: fstest.MapFS{}})
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestResultJSON(t *testing.T) {
+	t.Parallel()
+	res, err := Resolve(context.Background(), Options{Root: os.DirFS(nodeRoot(t, "containerd-2.2-v3-ignored-v2-key")), RuntimeVersion: "2.2.9"})
+	require.NoError(t, err)
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	s := string(b)
+	assert.Contains(t, s, `"sandboxImage":"registry.k8s.io/pause:3.10.1"`)
+	assert.Contains(t, s, `"source":"runtime-default"`)
+	assert.Contains(t, s, `"role":"runtime-uses"`)
+	assert.Contains(t, s, `"origin":"/etc/containerd/config.toml:6"`)
+	assert.NotContains(t, s, `"b":`, "a one-sided conflict omits b")
+}
+
+func TestExactPinNotes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		img      string // sandbox_image
+		version  string // containerd version
+		wantNote string // substring of a note, "" for none about pinning
+	}{
+		{name: "old 1.6 never pins", img: "registry.k8s.io/pause:3.6", version: "1.6.20", wantNote: "never reports Image.pinned"},
+		{name: "1.6.22 pins", img: "registry.k8s.io/pause:3.6", version: "1.6.22"},
+		{name: "1.7.2 never pins", img: "registry.k8s.io/pause:3.8", version: "v1.7.2", wantNote: "never reports Image.pinned"},
+		{name: "2.x short name", img: "pause:3.10", version: "2.1.0", wantNote: "stored as docker.io/library/pause:3.10"},
+		{name: "2.x tagless", img: "registry.k8s.io/pause", version: "2.1.0", wantNote: "stored as registry.k8s.io/pause:latest"},
+		{name: "2.x full name", img: "registry.k8s.io/pause:3.10", version: "2.1.0"},
+		{name: "1.7 short name is fine", img: "pause:3.10", version: "1.7.20"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := Resolve(context.Background(), Options{
+				Root:           mapFS(map[string]string{ctrMain: "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"" + tt.img + "\"\n"}),
+				RuntimeVersion: tt.version,
+			})
+			require.NoError(t, err)
+			if tt.wantNote != "" {
+				assert.True(t, containsSub(res.Notes, tt.wantNote), "no note contains %q in %q", tt.wantNote, res.Notes)
+			} else {
+				assert.False(t, containsSub(res.Notes, "pins the sandbox image") || containsSub(res.Notes, "Image.pinned"),
+					"unexpected pin note in %q", res.Notes)
+			}
+		})
+	}
+}
