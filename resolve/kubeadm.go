@@ -71,6 +71,9 @@ func parseKubeadm(path string, b []byte) (*kubeadmConfig, error) {
 					line = start + n
 				}
 			}
+			// go-yaml may name the line after the last one for an error at
+			// the end of the input.
+			line = max(min(line, end), start+1)
 			return configErr(path, "", line, err)
 		}
 		if !strings.HasPrefix(d.APIVersion, "kubeadm.k8s.io/") {

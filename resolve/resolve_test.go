@@ -178,6 +178,10 @@ func TestResolveNodes(t *testing.T) {
 			assert.Equal(t, tt.wantPins, res.Pins, "Pins")
 			assert.Equal(t, tt.wantMode, res.PinMode, "PinMode")
 			assert.Equal(t, tt.wantPrepull, res.Prepull, "Prepull")
+			// The pins compile into a matcher that pins the sandbox image.
+			m, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode))
+			require.NoError(t, err)
+			assert.True(t, m.IsPinned(res.SandboxImage), "IsPinned(%q)", res.SandboxImage)
 			// Every origin of a file candidate is file:line inside the tree.
 			for _, c := range res.Candidates {
 				if strings.HasPrefix(c.Origin, "/") {
@@ -404,6 +408,7 @@ func TestResultJSON(t *testing.T) {
 	assert.Contains(t, s, `"role":"runtime-uses"`)
 	assert.Contains(t, s, `"origin":"/etc/containerd/config.toml:6"`)
 	assert.NotContains(t, s, `"b":`, "a one-sided conflict omits b")
+	assert.Contains(t, s, `"pinMode":"strict"`)
 }
 
 func TestExactPinNotes(t *testing.T) {
