@@ -67,7 +67,10 @@ func (r Ref) Digest() digest.Digest {
 func (r Ref) String() string { return r.s }
 
 // Familiar returns the short form that docker prints: without the
-// "docker.io/" domain and, for official images, without "library/".
+// "docker.io/" domain and, for official images, without "library/". The
+// domain stays when the path's first component would read as a domain
+// ("docker.io/0.0/x"), where distribution/reference's familiar form does not
+// parse back to the same name.
 // For example, the familiar form of "docker.io/library/pause:3.10" is
 // "pause:3.10".
 func (r Ref) Familiar() string {
@@ -75,6 +78,10 @@ func (r Ref) Familiar() string {
 		return r.s
 	}
 	rest := r.s[r.pathStart:]
+	if first, _, _ := strings.Cut(r.Path(), "/"); looksLikeDomain(first) {
+		// "docker.io/0.0/x" must keep its domain, or "0.0" becomes one.
+		return r.s
+	}
 	if after, ok := strings.CutPrefix(rest, officialPrefix); ok {
 		name, _, _ := cutAny(after, ":@")
 		if !strings.Contains(name, "/") {

@@ -1,0 +1,304 @@
+package pin
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sandboxpin/sandboxpin/reference"
+)
+
+// Option configures [Compile].
+type Option func(*options)
+
+type options struct {
+	aliases    *reference.Aliases
+	aliasesSet bool
+	mode       Mode
+	source     string
+}
+
+// WithAliases sets the registry aliases that Strict patterns and image names
+// are canonicalized with. The default is [reference.DefaultAliases]; nil means
+// none. CRIOCompat ignores aliases.
+func WithAliases(a *reference.Aliases) Option {
+	return func(o *options) { o.aliases, o.aliasesSet = a, true }
+}
+
+// WithMode sets how patterns are read: [Strict] (the default) or [CRIOCompat].
+func WithMode(m Mode) Option {
+	return func(o *options) { o.mode = m }
+}
+
+// WithSource labels the rules, so that [Matcher.Explain] can say where a
+// pattern came from, such as "/etc/containerd/config.toml:42".
+func WithSource(name string) Option {
+	return func(o *options) { o.source = name }
+}
+
+// Compile builds a [Matcher] from patterns. Every bad pattern is reported at
+// once, as a join of *[PatternError]s that quote the pattern and its index.
+//
+// # Strict patterns
+//
+//   - A reference with a tag, such as "registry.k8s.io/pause:3.10" or
+//     "pause:3.10" (no tag means ":latest"): pins images with a repo tag that
+//     names the same image after canonicalization and aliases.
+//   - A reference with a digest ("repo@sha256:…" or "repo:tag@sha256:…"):
+//     pins images with a repo digest of an equivalent repository and that
+//     digest.
+//   - A bare digest or image ID ("sha256:…" or 64 hex digits): pins the image
+//     with that ID and any image with a repo digest of that digest.
+//   - "prefix*": pins images whose canonical name (domain/path, no tag)
+//     starts with the canonical prefix. Aliases apply both ways:
+//     "k8s.gcr.io/*" pins registry.k8s.io images, and "gcr.io/*" pins the
+//     registry.k8s.io images that gcr.io/google-containers also serves. A
+//     prefix without "/" is a domain when it looks like one ("quay.io*") and
+//     a Docker Hub official image otherwise ("nginx*").
+//   - "*text*": pins images whose canonical name contains text, case folded.
+//   - "" is ignored (CRI-O's way to say "nothing pinned").
+//   - "*", "**", "*x", "x**" and any other "*" are errors.
+//
+// # CRIOCompat patterns
+//
+// As CRI-O reads pinned_images: "*text*" is a case-insensitive substring
+// ("**" pins everything), "text*" an unanchored case-insensitive substring
+// too, and anything else a case-insensitive whole-string match, a "*" inside
+// it being literal. Names are compared raw, without normalization or aliases,
+// and "" matches nothing. Where CRI-O panics at start-up ("*", or a pattern
+// that is not UTF-8), Compile returns an error.
+func Compile(patterns []string, opts ...Option) (*Matcher, error) {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !o.aliasesSet {
+		o.aliases = reference.DefaultAliases()
+	}
+	if o.mode > CRIOCompat {
+		return nil, fmt.Errorf("pin: unknown mode %d", uint8(o.mode))
+	}
+	c := compiler{
+		m: &Matcher{
+			mode:    o.mode,
+			aliases: o.aliases,
+			norm:    reference.NewNormalizer(o.aliases),
+		},
+		raw:    reference.NewNormalizer(nil),
+		source: o.source,
+	}
+	if o.mode == Strict {
+		c.resolved = o.aliases.Resolved()
+		for _, a := range c.resolved {
+			d, _, _ := strings.Cut(a.From, "/")
+			if !slices.Contains(c.m.aliasDomains, d) {
+				c.m.aliasDomains = append(c.m.aliasDomains, d)
+			}
+		}
+	}
+	var errs []error
+	for i, p := range patterns {
+		var err error
+		if o.mode == CRIOCompat {
+			err = c.addCRIO(i, p)
+		} else {
+			err = c.addStrict(i, p)
+		}
+		if err != nil {
+			errs = append(errs, &PatternError{Index: i, Pattern: p, Err: err})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c.m, nil
+}
+
+type compiler struct {
+	m        *Matcher
+	raw      *reference.Normalizer // no aliases, for glob prefixes
+	resolved []reference.Alias
+	source   string
+}
+
+func (c *compiler) rule(i int, p string, k Kind) int {
+	c.m.rules = append(c.m.rules, rule{pattern: p, source: c.source, index: i, kind: k})
+	return len(c.m.rules) - 1
+}
+
+func (c *compiler) addExact(key string, r int) {
+	if c.m.exact == nil {
+		c.m.exact = make(map[string]int)
+	}
+	if _, dup := c.m.exact[key]; !dup {
+		c.m.exact[key] = r
+	}
+}
+
+func (c *compiler) addID(d string, r int) {
+	if c.m.ids == nil {
+		c.m.ids = make(map[string]int)
+	}
+	for _, k := range []string{d, strings.TrimPrefix(d, "sha256:")} {
+		if _, dup := c.m.ids[k]; !dup {
+			c.m.ids[k] = r
+		}
+	}
+}
+
+func (c *compiler) addStrict(i int, p string) error {
+	if p == "" {
+		return nil
+	}
+	if strings.Contains(p, "*") {
+		return c.addWildcard(i, p)
+	}
+	if id, err := reference.ParseImageID(p); err == nil {
+		c.addID(string(id), c.rule(i, p, KindImageID))
+		return nil
+	}
+	if d, hex, ok := strings.Cut(p, ":"); ok && (d == "sha384" || d == "sha512") && !strings.ContainsAny(hex, "/:@") {
+		// A bare digest of another algorithm: a repo digest may carry it.
+		if _, err := reference.Parse("x@" + p); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidPattern, err)
+		}
+		c.addID(p, c.rule(i, p, KindImageID))
+		return nil
+	}
+	ref, err := c.m.norm.Parse(p)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidPattern, err)
+	}
+	kind := KindTag
+	if ref.Digest() != "" {
+		kind = KindDigest
+	}
+	r := c.rule(i, p, kind)
+	c.m.tagKeys = c.m.tagKeys || kind == KindTag
+	c.m.digestKeys = c.m.digestKeys || kind == KindDigest
+	for _, v := range append([]reference.Ref{ref}, c.m.aliases.Variants(ref)...) {
+		c.addExact(v.Identity(), r)
+		if f := v.Familiar(); f != v.String() && kind == KindTag {
+			c.addExact(f, r) // how Docker lists it
+		}
+	}
+	return nil
+}
+
+// addWildcard adds "prefix*" and "*text*".
+func (c *compiler) addWildcard(i int, p string) error {
+	inner := strings.Trim(p, "*")
+	stars := strings.Count(p, "*")
+	switch {
+	case inner == "":
+		return fmt.Errorf("%w: %q would pin every image; list the images instead", ErrInvalidPattern, p)
+	case strings.Contains(inner, "*"):
+		return fmt.Errorf("%w: '*' may only end a pattern (\"prefix*\") or surround one (\"*text*\")", ErrInvalidPattern)
+	case p[0] == '*' && p[len(p)-1] == '*' && stars == 2:
+		c.m.keywords = append(c.m.keywords, affix{s: strings.ToLower(inner), rule: c.rule(i, p, KindKeyword)})
+		return nil
+	case p[0] == '*':
+		return fmt.Errorf("%w: a leading '*' needs a trailing one (\"*text*\"); suffix globs are not supported", ErrInvalidPattern)
+	case stars > 1:
+		return fmt.Errorf("%w: only one trailing '*' is allowed", ErrInvalidPattern)
+	}
+	canon, plain, err := c.globPrefixes(inner)
+	if err != nil {
+		return err
+	}
+	r := c.rule(i, p, KindGlob)
+	c.addGlob(canon, r)
+	// A name that an alias rewrites into canonical form is pinned if its
+	// written form starts with the prefix: "gcr.io/*" covers
+	// gcr.io/google-containers, which is registry.k8s.io.
+	for _, a := range c.resolved {
+		if strings.HasPrefix(a.From+"/", plain) {
+			c.addGlob(a.To+"/", r)
+		}
+	}
+	return nil
+}
+
+func (c *compiler) addGlob(prefix string, r int) {
+	for _, g := range c.m.globs {
+		if g.s == prefix {
+			return
+		}
+	}
+	c.m.globs = append(c.m.globs, affix{s: prefix, rule: r})
+}
+
+// globPrefixes returns the canonical prefix of a glob, with and without
+// aliases applied.
+func (c *compiler) globPrefixes(inner string) (canon, plain string, err error) {
+	complete, partial := "", inner
+	if slash := strings.LastIndexByte(inner, '/'); slash >= 0 {
+		complete, partial = inner[:slash], inner[slash+1:]
+	}
+	for j := 0; j < len(partial); j++ {
+		if ch := partial[j]; !nameByte(ch, complete == "") {
+			return "", "", fmt.Errorf("%w: %q is not allowed in a repository name", ErrInvalidPattern, ch)
+		}
+	}
+	if complete == "" {
+		// The same rule as for references: a first component with a '.', a
+		// ':' or an uppercase letter, or "localhost", is a domain.
+		if strings.ContainsAny(partial, ".:") || strings.HasPrefix(partial, "localhost") || strings.ToLower(partial) != partial {
+			lower := strings.ToLower(partial)
+			return lower, lower, nil // a domain prefix
+		}
+		return "docker.io/library/" + partial, "docker.io/library/" + partial, nil
+	}
+	canonComplete, err := c.m.norm.NormalizePrefix(complete)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %w", ErrInvalidPattern, err)
+	}
+	plainComplete, err := c.raw.NormalizePrefix(complete)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %w", ErrInvalidPattern, err)
+	}
+	return canonComplete + "/" + partial, plainComplete + "/" + partial, nil
+}
+
+// nameByte reports whether c may appear in the last, partial component of
+// a glob prefix; uppercase only in a domain.
+func nameByte(c byte, inDomain bool) bool {
+	switch {
+	case 'a' <= c && c <= 'z', '0' <= c && c <= '9', strings.IndexByte("._-:[]", c) >= 0:
+		return true
+	case 'A' <= c && c <= 'Z':
+		return inDomain
+	}
+	return false
+}
+
+func (c *compiler) addCRIO(i int, p string) error {
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("%w: not valid UTF-8 (CRI-O fails to start with it)", ErrInvalidPattern)
+	}
+	var kind Kind
+	var text string
+	switch {
+	case p == "*":
+		return fmt.Errorf("%w: %q makes CRI-O panic at start-up; \"**\" pins everything", ErrInvalidPattern, p)
+	case strings.HasPrefix(p, "*") && strings.HasSuffix(p, "*"):
+		kind, text = KindKeyword, p[1:len(p)-1]
+	case strings.HasSuffix(p, "*"):
+		kind, text = KindContains, p[:len(p)-1]
+	default:
+		kind, text = KindExact, p
+	}
+	c.m.crio = append(c.m.crio, crioRule{text: text, ascii: isASCII(text), exact: kind == KindExact, rule: c.rule(i, p, kind)})
+	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,42 @@
+// Package pin decides whether a CRI runtime must report Image.Pinned for an
+// image, so that the kubelet's image garbage collector leaves it alone.
+//
+// Build a [Matcher] once from configuration, then call [Matcher.IsPinnedImage]
+// (or [Matcher.IsPinned] for one name) from ListImages, ImageStatus and GC
+// paths:
+//
+//	m, err := pin.Compile([]string{"registry.k8s.io/pause:3.10.1"}, pin.WithSource("config.toml"))
+//	if err != nil {
+//		return err // every bad pattern, with its index
+//	}
+//	img.Pinned = img.Pinned || m.IsPinnedImage(img)
+//
+// [Compile] documents the pattern language of each [Mode]. [Matcher.Explain]
+// says which pattern pinned an image and through which of its names.
+//
+// # Why
+//
+// containerd before 1.6.22 and 1.7.3 never sets pinned; containerd 2.x and
+// cri-dockerd compare the configured name as a raw string, so
+// "k8s.gcr.io/pause:3.10.1" configured does not pin the same image stored as
+// "registry.k8s.io/pause:3.10.1"; CRI-O's globs are unanchored and
+// case-insensitive. Strict mode compares canonical, alias-aware references;
+// CRIOCompat mode predicts what CRI-O does.
+//
+// # Speed
+//
+// Canonical names, which is how containerd and CRI-O store them, are looked
+// up in maps built at compile time, alias spellings included; no call
+// allocates for them and the cost does not grow with the number of exact
+// patterns. Names in other forms (Docker's "nginx:1.27" is in the map too,
+// but "index.docker.io/…" or a mixed-case domain are not) are parsed first.
+// An image's tags and digests usually share a name, and globs and keywords
+// are tried once per name. A wildcard match is confirmed with a full parse,
+// so a malformed name is never pinned by a glob.
+//
+// # Concurrency and zero values
+//
+// A Matcher is immutable: call it from any number of goroutines. A nil
+// *Matcher and the zero Matcher pin nothing. [Set] swaps matchers atomically
+// for configuration reloads; its zero value holds none.
+package pin

@@ -1,0 +1,122 @@
+package pin_test
+
+import (
+	"fmt"
+
+	"github.com/sandboxpin/sandboxpin/pin"
+)
+
+// criImage stands in for *runtimeapi.Image, which satisfies pin.Image.
+type criImage struct {
+	ID          string
+	RepoTags    []string
+	RepoDigests []string
+	Pinned      bool
+}
+
+func (i *criImage) GetId() string            { return i.ID } //nolint:revive // the cri-api getter name
+func (i *criImage) GetRepoTags() []string    { return i.RepoTags }
+func (i *criImage) GetRepoDigests() []string { return i.RepoDigests }
+
+func Example() {
+	// containerd 2.x configured with the old registry name, image stored
+	// under the new one: containerd reports pinned=false.
+	m, err := pin.Compile([]string{"k8s.gcr.io/pause:3.10.1"}, pin.WithSource("config.toml"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	img := &criImage{ID: "sha256:cd073f4c5f6a8e9dc6f3125ba00cf60819cae95c1ec84a1f146ee4a9cf9e803f", RepoTags: []string{"registry.k8s.io/pause:3.10.1"}}
+	img.Pinned = img.Pinned || m.IsPinnedImage(img)
+	fmt.Println(img.Pinned)
+	// Output: true
+}
+
+func ExampleCompile() {
+	_, err := pin.Compile([]string{"registry.k8s.io/pause:3.10", "*", "registry.k8s.io/*/pause"})
+	fmt.Println(err)
+	// Output:
+	// pattern 1 "*": invalid pin pattern: "*" would pin every image; list the images instead
+	// pattern 2 "registry.k8s.io/*/pause": invalid pin pattern: '*' may only end a pattern ("prefix*") or surround one ("*text*")
+}
+
+func ExampleMatcher_IsPinned() {
+	m, err := pin.Compile([]string{"registry.k8s.io/pause:3.10", "quay.io/*", "sha256:cd073f4c5f6a8e9dc6f3125ba00cf60819cae95c1ec84a1f146ee4a9cf9e803f"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, name := range []string{
+		"registry.k8s.io/pause:3.10",
+		"registry.k8s.io/pause:3.9",
+		"quay.io/team/app:1",
+		"evil.com/quay.io/team/app:1",
+		"sha256:cd073f4c5f6a8e9dc6f3125ba00cf60819cae95c1ec84a1f146ee4a9cf9e803f",
+	} {
+		fmt.Println(name, m.IsPinned(name))
+	}
+	// Output:
+	// registry.k8s.io/pause:3.10 true
+	// registry.k8s.io/pause:3.9 false
+	// quay.io/team/app:1 true
+	// evil.com/quay.io/team/app:1 false
+	// sha256:cd073f4c5f6a8e9dc6f3125ba00cf60819cae95c1ec84a1f146ee4a9cf9e803f true
+}
+
+func ExampleMatcher_IsPinned_alias() {
+	m, err := pin.Compile([]string{"registry.k8s.io/pause:3.10.1"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(m.IsPinned("k8s.gcr.io/pause:3.10.1"))
+	fmt.Println(m.IsPinned("gcr.io/google-containers/pause:3.10.1"))
+	fmt.Println(m.IsPinned("k8s.gcr.io.evil.com/pause:3.10.1"))
+	// Output:
+	// true
+	// true
+	// false
+}
+
+func ExampleMatcher_Explain() {
+	m, err := pin.Compile([]string{"k8s.gcr.io/pause:3.10.1"}, pin.WithSource("/etc/containerd/config.toml:12"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, ok := m.Explain(&criImage{RepoTags: []string{"registry.k8s.io/pause:3.10.1"}})
+	fmt.Println(ok, got.Pattern, got.Source, got.Name, got.Kind)
+	// Output: true k8s.gcr.io/pause:3.10.1 /etc/containerd/config.toml:12 registry.k8s.io/pause:3.10.1 tag
+}
+
+func ExampleWithMode() {
+	// What CRI-O does with pinned_images = ["registry.k8s.io/*"]: an
+	// unanchored, case-insensitive match.
+	crio, err := pin.Compile([]string{"registry.k8s.io/*"}, pin.WithMode(pin.CRIOCompat))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	strict, err := pin.Compile([]string{"registry.k8s.io/*"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(crio.IsPinned("evil.com/registry.k8s.io/x:1"), strict.IsPinned("evil.com/registry.k8s.io/x:1"))
+	// Output: true false
+}
+
+func ExampleSet() {
+	var current pin.Set // the zero Set pins nothing
+	fmt.Println(current.Load().IsPinned("registry.k8s.io/pause:3.10"))
+	m, err := pin.Compile([]string{"registry.k8s.io/pause:3.10"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	current.Store(m) // on a config reload
+	fmt.Println(current.Load().IsPinned("registry.k8s.io/pause:3.10"))
+	// Output:
+	// false
+	// true
+}

@@ -1,0 +1,109 @@
+package pin
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/sandboxpin/sandboxpin/reference"
+)
+
+func FuzzCompile(f *testing.F) {
+	for _, tt := range strictCases {
+		f.Add(strings.Join(tt.patterns, "\n"), tt.image)
+	}
+	f.Fuzz(func(t *testing.T, patterns, name string) {
+		list := strings.Split(patterns, "\n")
+		m, err := Compile(list)
+		if err != nil {
+			var pe *PatternError
+			if m != nil || !errors.As(err, &pe) || !errors.Is(err, ErrInvalidPattern) || list[pe.Index] != pe.Pattern {
+				t.Fatalf("Compile(%q) = %v, %v", list, m, err)
+			}
+			return
+		}
+		// A pattern pins the image whose only tag is its canonical form.
+		for _, p := range list {
+			if p == "" || strings.Contains(p, "*") {
+				continue
+			}
+			if _, err := reference.ParseImageID(p); err == nil {
+				if !m.IsPinnedImage(image{id: "sha256:" + strings.TrimPrefix(p, "sha256:")}) {
+					t.Fatalf("Compile(%q) does not pin the image with ID %q", list, p)
+				}
+				continue
+			}
+			ref, err := reference.Parse(p)
+			if err != nil {
+				continue // a bare sha384/sha512 digest
+			}
+			img := image{tags: []string{ref.String()}}
+			if ref.Digest() != "" {
+				img = image{digests: []string{ref.Identity()}}
+			}
+			if !m.IsPinnedImage(img) {
+				t.Fatalf("Compile(%q) does not pin %q, the canonical form of %q", list, ref, p)
+			}
+		}
+		checkCanonical(t, m, name)
+	})
+}
+
+// checkCanonical checks IsPinned(x) == IsPinned(canonical(x)).
+func checkCanonical(t *testing.T, m *Matcher, name string) {
+	t.Helper()
+	got := m.IsPinned(name)
+	if _, err := reference.ParseImageID(name); err == nil {
+		return
+	}
+	ref, err := reference.Parse(name)
+	if err != nil {
+		if got && !strings.Contains(name, "@") {
+			t.Fatalf("IsPinned(%q) = true, but it does not parse: %v", name, err)
+		}
+		return
+	}
+	if canon := m.IsPinned(ref.Identity()); canon != got {
+		t.Fatalf("IsPinned(%q) = %v, but IsPinned(%q) = %v", name, got, ref.Identity(), canon)
+	}
+}
+
+func FuzzIsPinned(f *testing.F) {
+	m, err := Compile(benchPatterns(50))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, tt := range strictCases {
+		f.Add(tt.image)
+	}
+	f.Add("registry.example.com/team7/app:7.0")
+	f.Add("REGISTRY7.example.org/x:1")
+	f.Fuzz(func(t *testing.T, name string) {
+		checkCanonical(t, m, name)
+	})
+}
+
+// FuzzCRIOCompat checks CRIOCompat against the regexps CRI-O builds.
+func FuzzCRIOCompat(f *testing.F) {
+	for _, tt := range crioCases {
+		f.Add(strings.Join(tt.patterns, "\n"), tt.image)
+	}
+	f.Fuzz(func(t *testing.T, patterns, name string) {
+		list := strings.Split(patterns, "\n")
+		m, err := Compile(list, WithMode(CRIOCompat))
+		crioPanics := false
+		for _, p := range list {
+			crioPanics = crioPanics || p == "*" || !utf8.ValidString(p)
+		}
+		if crioPanics != (err != nil) {
+			t.Fatalf("Compile(%q, CRIOCompat) error %v, but CRI-O panics: %v", list, err, crioPanics)
+		}
+		if err != nil {
+			return
+		}
+		if got, want := m.IsPinned(name), crioRegexpBaseline(list, name); got != want {
+			t.Fatalf("CRIOCompat %q IsPinned(%q) = %v, CRI-O's regexps say %v", list, name, got, want)
+		}
+	})
+}

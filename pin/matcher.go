@@ -1,0 +1,315 @@
+package pin
+
+import (
+	"strings"
+	"sync/atomic"
+
+	"github.com/sandboxpin/sandboxpin/reference"
+)
+
+// Image is the part of a CRI image that matching reads. The generated
+// *runtimeapi.Image of k8s.io/cri-api satisfies it.
+type Image interface {
+	GetId() string
+	GetRepoTags() []string
+	GetRepoDigests() []string
+}
+
+// Match says which rule pinned an image.
+type Match struct {
+	Pattern string // the pattern exactly as given to Compile
+	Source  string // the label given with WithSource
+	Name    string // the image's tag, repo digest or ID that matched
+	Index   int    // the pattern's index in the patterns given to Compile
+	Kind    Kind   // how the rule matched
+}
+
+// Matcher decides whether an image is pinned. Build it with [Compile] or
+// [Join]; it is immutable and safe for concurrent use. A nil *Matcher and
+// the zero Matcher pin nothing.
+type Matcher struct {
+	mode         Mode
+	aliases      *reference.Aliases
+	aliasDomains []string // the domains of the aliases' From prefixes
+	norm         *reference.Normalizer
+	rules        []rule
+
+	// Strict mode.
+	exact      map[string]int // canonical identities, alias and Docker spellings
+	tagKeys    bool           // exact holds "name:tag" keys
+	digestKeys bool           // exact holds "name@digest" keys
+	ids        map[string]int // "sha256:<hex>" and "<hex>" of bare digests and IDs
+	globs      []affix        // canonical name prefixes
+	keywords   []affix        // lower-case substrings of the canonical name
+
+	crio  []crioRule // CRIOCompat mode
+	parts []*Matcher // Join
+}
+
+type rule struct {
+	pattern, source string
+	index           int
+	kind            Kind
+}
+
+type affix struct {
+	s    string
+	rule int
+}
+
+// nameMemo remembers the glob and keyword verdict for the last canonical
+// name, since an image's tags and digests usually share one.
+type nameMemo struct {
+	name      string
+	canonical bool // canonicalName(name)
+	rule      int  // findAffix(name) when canonical
+	set       bool
+}
+
+const noRule = -1
+
+// IsPinned reports whether image, a reference, a repo digest or an image
+// ID, is pinned. It does not allocate when image is canonical (as runtimes
+// store names) or an ID.
+func (m *Matcher) IsPinned(image string) bool {
+	if m == nil {
+		return false
+	}
+	if m.find(image, nil) != noRule {
+		return true
+	}
+	for _, p := range m.parts {
+		if p.IsPinned(image) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsPinnedImage reports whether any of img's repo tags, repo digests or its
+// ID is pinned. A nil img is not pinned.
+func (m *Matcher) IsPinnedImage(img Image) bool {
+	_, ok := m.explain(img)
+	return ok
+}
+
+// Explain reports the first rule that pins img and the name it matched,
+// trying repo tags, then repo digests, then the ID.
+func (m *Matcher) Explain(img Image) (Match, bool) {
+	hit, ok := m.explain(img)
+	if !ok {
+		return Match{}, false
+	}
+	r := hit.m.rules[hit.rule]
+	return Match{Pattern: r.pattern, Source: r.source, Name: hit.name, Index: r.index, Kind: r.kind}, true
+}
+
+type hit struct {
+	m    *Matcher
+	rule int
+	name string
+}
+
+func (m *Matcher) explain(img Image) (hit, bool) {
+	if m == nil || img == nil {
+		return hit{}, false
+	}
+	var memo nameMemo
+	for _, s := range img.GetRepoTags() {
+		if r := m.find(s, &memo); r != noRule {
+			return hit{m, r, s}, true
+		}
+	}
+	for _, s := range img.GetRepoDigests() {
+		if r := m.find(s, &memo); r != noRule {
+			return hit{m, r, s}, true
+		}
+	}
+	if id := img.GetId(); id != "" {
+		if r := m.findID(id); r != noRule {
+			return hit{m, r, id}, true
+		}
+	}
+	for _, p := range m.parts {
+		if h, ok := p.explain(img); ok {
+			return h, true
+		}
+	}
+	return hit{}, false
+}
+
+// findID matches an image ID: only ID rules (Strict) or the raw string
+// (CRIOCompat) can pin it.
+func (m *Matcher) findID(id string) int {
+	if m.mode == CRIOCompat {
+		return m.findCRIO(id)
+	}
+	if r, ok := m.ids[id]; ok {
+		return r
+	}
+	return noRule
+}
+
+// find returns the rule that pins the name s, or noRule.
+func (m *Matcher) find(s string, memo *nameMemo) int {
+	if m.mode == CRIOCompat {
+		return m.findCRIO(s)
+	}
+	at := strings.IndexByte(s, '@')
+	// Keys are identities: "name:tag" for tag rules, "name@digest" for
+	// digest rules, so only one kind can hold s.
+	if (at < 0 && m.tagKeys) || (at >= 0 && m.digestKeys) {
+		if r, ok := m.exact[s]; ok {
+			return r
+		}
+	}
+	if len(m.ids) > 0 {
+		if r, ok := m.ids[s]; ok {
+			return r
+		}
+		if at >= 0 {
+			if r, ok := m.ids[s[at+1:]]; ok {
+				return r
+			}
+		}
+	}
+	end, identityForm := splitName(s)
+	name := s[:end]
+	if memo == nil {
+		memo = &nameMemo{}
+	}
+	if !memo.set || memo.name != name {
+		*memo = nameMemo{name: name, canonical: m.canonicalName(name), rule: noRule, set: true}
+		if memo.canonical && (len(m.globs) > 0 || len(m.keywords) > 0) {
+			memo.rule = m.findAffix(name)
+		}
+	}
+	if !memo.canonical || !identityForm {
+		return m.findParsed(s)
+	}
+	// s is canonical: the exact lookup above was the whole answer for
+	// references; globs and keywords looked at its name.
+	if memo.rule != noRule {
+		// Confirm that s is well-formed before a wildcard pins it.
+		if _, err := m.norm.Parse(s); err != nil {
+			return noRule
+		}
+	}
+	return memo.rule
+}
+
+// splitName returns where the repository name in s ends, and whether s has
+// a tag or a digest but not both, the form of [reference.Ref.Identity].
+func splitName(s string) (end int, identityForm bool) {
+	end = len(s)
+	at := strings.IndexByte(s, '@')
+	if at >= 0 {
+		end = at
+	}
+	if colon := strings.LastIndexByte(s[:end], ':'); colon > strings.LastIndexByte(s[:end], '/') {
+		return colon, at < 0
+	}
+	return end, at >= 0
+}
+
+// findParsed is the slow path for names that are not in canonical form.
+func (m *Matcher) findParsed(s string) int {
+	if _, err := reference.ParseImageID(s); err == nil {
+		return noRule // an image ID, and the ID rules missed it
+	}
+	ref, err := m.norm.Parse(s)
+	if err != nil {
+		return noRule
+	}
+	id := ref.Identity()
+	if r, ok := m.exact[id]; ok {
+		return r
+	}
+	if d := ref.Digest(); d != "" {
+		if r, ok := m.ids[string(d)]; ok {
+			return r
+		}
+	}
+	// The identity starts with the name, its domain in lower case.
+	return m.findAffix(id[:len(ref.Name())])
+}
+
+// findAffix matches a canonical name against globs and keywords. The
+// name's domain is lower case, and a valid path is too, so keywords (lower
+// case) need no folding.
+func (m *Matcher) findAffix(name string) int {
+	for _, g := range m.globs {
+		if strings.HasPrefix(name, g.s) {
+			return g.rule
+		}
+	}
+	for _, k := range m.keywords {
+		if strings.Contains(name, k.s) {
+			return k.rule
+		}
+	}
+	return noRule
+}
+
+// canonicalName reports whether name, if valid at all, is a canonical
+// repository name: a lower-case domain that is not a Docker Hub alias,
+// "library/" where Docker Hub needs it, and no registry alias to apply. It
+// only looks, it does not validate: callers confirm wildcard matches with a
+// parse.
+func (m *Matcher) canonicalName(name string) bool {
+	slash := strings.IndexByte(name, '/')
+	if slash <= 0 {
+		return false // familiar, or not a name
+	}
+	domain := name[:slash]
+	dotted := domain == "localhost"
+	for i := 0; i < len(domain); i++ {
+		switch c := domain[i]; {
+		case c == '.' || c == ':':
+			dotted = true
+		case 'A' <= c && c <= 'Z':
+			return false
+		}
+	}
+	switch {
+	case !dotted:
+		return false
+	case domain == "docker.io":
+		return strings.IndexByte(name[slash+1:], '/') >= 0 // else "library/" is missing
+	case domain == "index.docker.io" || domain == "registry-1.docker.io":
+		return false
+	}
+	for _, d := range m.aliasDomains {
+		if d == domain {
+			return !m.aliases.Rewrites(name)
+		}
+	}
+	return true
+}
+
+// Join returns a Matcher that pins what any of ms pins, trying them in
+// order. Nil matchers are skipped. Use it to combine rules compiled in
+// different modes or from different sources.
+func Join(ms ...*Matcher) *Matcher {
+	j := &Matcher{}
+	for _, m := range ms {
+		if m != nil {
+			j.parts = append(j.parts, m)
+		}
+	}
+	return j
+}
+
+// Set holds the current Matcher for a runtime that reloads its
+// configuration: readers call Load on every request without locks, and a
+// reload calls Store. The zero Set is ready to use and pins nothing.
+type Set struct {
+	p atomic.Pointer[Matcher]
+}
+
+// Load returns the current Matcher, nil (which pins nothing) before the
+// first Store.
+func (s *Set) Load() *Matcher { return s.p.Load() }
+
+// Store makes m the current Matcher.
+func (s *Set) Store(m *Matcher) { s.p.Store(m) }

@@ -1,0 +1,199 @@
+package pin
+
+import (
+	"fmt"
+	"testing"
+
+	dref "github.com/distribution/reference"
+)
+
+// The benchmark images: canonical names as containerd stores them, two tags
+// and two digests each.
+var (
+	benchHit = &image{
+		id:      "sha256:" + hexA,
+		tags:    []string{"registry.k8s.io/pause:3.10.1", "registry.k8s.io/pause:latest"},
+		digests: []string{"registry.k8s.io/pause@sha256:" + hexA, "registry.k8s.io/pause@sha256:" + hexB},
+	}
+	benchMiss = &image{
+		id:      "sha256:" + hexB,
+		tags:    []string{"quay.io/team/app:1.2.3", "quay.io/team/app:stable"},
+		digests: []string{"quay.io/team/app@sha256:" + hexB, "quay.io/team/app@sha256:" + hexA},
+	}
+	benchGlobHit = &image{
+		id:      "sha256:" + hexB,
+		tags:    []string{"registry7.example.org/x/y:1", "registry7.example.org/x/y:2"},
+		digests: []string{"registry7.example.org/x/y@sha256:" + hexB, "registry7.example.org/x/y@sha256:" + hexA},
+	}
+)
+
+// benchPatterns returns n exact pins (the pause image among them), 10 globs
+// and 5 keywords.
+func benchPatterns(n int) []string {
+	p := []string{"registry.k8s.io/pause:3.10.1"}
+	for i := 1; i < n; i++ {
+		p = append(p, fmt.Sprintf("registry.example.com/team%d/app:%d.0", i, i))
+	}
+	for i := range 10 {
+		p = append(p, fmt.Sprintf("registry%d.example.org/*", i))
+	}
+	for i := range 5 {
+		p = append(p, fmt.Sprintf("*keyword%d*", i))
+	}
+	return p
+}
+
+func benchMatcher(tb testing.TB, n int) *Matcher {
+	tb.Helper()
+	m, err := Compile(benchPatterns(n))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkIsPinnedImage is the hot path: 1,000 exact pins, 10 globs and 5
+// keywords, canonical images, beside the two baselines in the same run.
+func BenchmarkIsPinnedImage(b *testing.B) {
+	m := benchMatcher(b, 1000)
+	for _, c := range []struct {
+		name string
+		img  *image
+	}{{"hit", benchHit}, {"miss", benchMiss}, {"glob-hit", benchGlobHit}} {
+		b.Run("sandboxpin/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.IsPinnedImage(c.img)
+			}
+		})
+	}
+
+	// Baseline (a): parse every name with distribution/reference and look
+	// the canonical string up in a set of the exact pins.
+	set := map[string]bool{}
+	for _, p := range benchPatterns(1000)[:1000] {
+		n, err := dref.ParseNormalizedNamed(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		set[dref.TagNameOnly(n).String()] = true
+	}
+	parseAll := func(img *image) bool {
+		for _, names := range [][]string{img.tags, img.digests} {
+			for _, s := range names {
+				if n, err := dref.ParseNormalizedNamed(s); err == nil && set[dref.TagNameOnly(n).String()] {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		name string
+		img  *image
+	}{{"hit", benchHit}, {"miss", benchMiss}} {
+		b.Run("baseline-parse/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				parseAll(c.img)
+			}
+		})
+	}
+
+	// Baseline (b): CRI-O's approach, one compiled regexp per pattern, 100
+	// patterns, every name tried against each.
+	res := compileCRIORegexps(benchPatterns(85))
+	regexpAll := func(img *image) bool {
+		for _, names := range [][]string{img.tags, img.digests, {img.id}} {
+			for _, s := range names {
+				for _, re := range res {
+					if re.MatchString(s) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	b.Run("baseline-regexp100/miss", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			regexpAll(benchMiss)
+		}
+	})
+	b.Run("baseline-regexp100/hit", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			regexpAll(benchHit)
+		}
+	})
+}
+
+// BenchmarkIsPinnedImageScale shows that the cost does not grow with the
+// number of exact pins.
+func BenchmarkIsPinnedImageScale(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		m := benchMatcher(b, n)
+		b.Run(fmt.Sprintf("pins=%d/miss", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.IsPinnedImage(benchMiss)
+			}
+		})
+	}
+}
+
+// BenchmarkIsPinned covers single names of each class, hostile ones included.
+func BenchmarkIsPinned(b *testing.B) {
+	m := benchMatcher(b, 1000)
+	long := "registry.k8s.io/pause:" + string(make([]byte, 64<<10))
+	for _, c := range []struct{ name, in string }{
+		{"canonical-hit", "registry.k8s.io/pause:3.10.1"},
+		{"canonical-miss", "quay.io/team/app:1.2.3"},
+		{"alias-hit", "k8s.gcr.io/pause:3.10.1"},
+		{"docker-familiar", "nginx:1.27"},
+		{"image-id", "sha256:" + hexA},
+		{"hostile-64KiB-tag", long},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.IsPinned(c.in)
+			}
+		})
+	}
+}
+
+// BenchmarkMark10000 annotates a ListImages answer of 10,000 images.
+func BenchmarkMark10000(b *testing.B) {
+	m := benchMatcher(b, 1000)
+	imgs := make([]*image, 10000)
+	for i := range imgs {
+		imgs[i] = &image{
+			id:      "sha256:" + hexB,
+			tags:    []string{fmt.Sprintf("registry.example.com/team%d/app:%d.0", i, i%7)},
+			digests: []string{fmt.Sprintf("registry.example.com/team%d/app@sha256:%s", i, hexA)},
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		for _, img := range imgs {
+			if m.IsPinnedImage(img) {
+				n++
+			}
+		}
+		_ = n
+	}
+}
+
+// BenchmarkCompile measures building a matcher from 10,000 patterns.
+func BenchmarkCompile(b *testing.B) {
+	p := benchPatterns(10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Compile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package pin
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/reference"
+)
+
+func TestStrict(t *testing.T) {
+	t.Parallel()
+	for _, tt := range strictCases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := Compile(tt.patterns)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, m.IsPinned(tt.image), "Compile(%q).IsPinned(%q)", tt.patterns, tt.image)
+			img := image{tags: []string{tt.image}}
+			assert.Equal(t, tt.want, m.IsPinnedImage(img), "IsPinnedImage with the name as a repo tag")
+			got, ok := m.Explain(img)
+			assert.Equal(t, tt.want, ok)
+			if ok {
+				assert.Equal(t, tt.patterns[got.Index], got.Pattern)
+				assert.Equal(t, tt.image, got.Name)
+			}
+		})
+	}
+}
+
+func TestCRIOCompat(t *testing.T) {
+	t.Parallel()
+	for _, tt := range crioCases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := Compile(tt.patterns, WithMode(CRIOCompat))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, m.IsPinned(tt.image), "CRIOCompat %q IsPinned(%q)", tt.patterns, tt.image)
+			assert.Equal(t, tt.want, crioRegexpBaseline(tt.patterns, tt.image), "the regexps CRI-O builds disagree with the table")
+		})
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		patterns []string // compiled
+		mode     Mode
+		bad      []int // indexes reported, in order
+	}{
+		{name: "star", patterns: []string{"*"}, bad: []int{0}},
+		{name: "double star", patterns: []string{"**"}, bad: []int{0}},
+		{name: "suffix glob", patterns: []string{"*pause"}, bad: []int{0}},
+		{name: "inner star", patterns: []string{"registry.k8s.io/*/pause"}, bad: []int{0}},
+		{name: "two trailing stars", patterns: []string{"registry.k8s.io/**"}, bad: []int{0}},
+		{name: "star inside keyword", patterns: []string{"*a*b*"}, bad: []int{0}},
+		{name: "bad reference", patterns: []string{"registry.k8s.io/Pause:3.9"}, bad: []int{0}},
+		{name: "bad glob prefix", patterns: []string{"registry.k8s.io//*"}, bad: []int{0}},
+		{name: "uppercase glob path", patterns: []string{"registry.k8s.io/Pau*"}, bad: []int{0}},
+		{name: "all reported", patterns: []string{"ok.io/x:1", "*", "", "pause:", "*x"}, bad: []int{1, 3, 4}},
+		{name: "crio star", patterns: []string{"a", "*"}, mode: CRIOCompat, bad: []int{1}},
+		{name: "crio invalid utf-8", patterns: []string{"\xff*"}, mode: CRIOCompat, bad: []int{0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := Compile(tt.patterns, WithMode(tt.mode))
+			require.Error(t, err)
+			assert.Nil(t, m)
+			assert.ErrorIs(t, err, ErrInvalidPattern)
+			var joined interface{ Unwrap() []error }
+			require.ErrorAs(t, err, &joined)
+			var got []int
+			for _, e := range joined.Unwrap() {
+				var pe *PatternError
+				require.ErrorAs(t, e, &pe)
+				assert.Equal(t, tt.patterns[pe.Index], pe.Pattern)
+				assert.Contains(t, e.Error(), fmt.Sprintf("%q", pe.Pattern))
+				got = append(got, pe.Index)
+			}
+			assert.Equal(t, tt.bad, got)
+		})
+	}
+}
+
+func TestCompileErrorWrapsReferenceError(t *testing.T) {
+	t.Parallel()
+	_, err := Compile([]string{"registry.k8s.io/Pause:3.9"})
+	assert.ErrorIs(t, err, reference.ErrNameContainsUppercase)
+	var re *reference.ParseError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, 16, re.Offset)
+}
+
+func TestImage(t *testing.T) {
+	t.Parallel()
+	m, err := Compile([]string{"registry.k8s.io/pause:3.10.1", "sha256:" + hexB}, WithSource("config.toml:12"))
+	require.NoError(t, err)
+	pause := image{id: "sha256:" + hexA, tags: []string{"registry.k8s.io/pause:3.10.1"}, digests: []string{"registry.k8s.io/pause@sha256:" + hexA}}
+	byID := image{id: "sha256:" + hexB}
+	other := image{id: "sha256:" + hexA, tags: []string{"quay.io/x:1"}, digests: []string{"quay.io/x@sha256:" + hexA}}
+
+	got, ok := m.Explain(pause)
+	require.True(t, ok)
+	assert.Equal(t, Match{Pattern: "registry.k8s.io/pause:3.10.1", Source: "config.toml:12", Name: "registry.k8s.io/pause:3.10.1", Index: 0, Kind: KindTag}, got)
+	got, ok = m.Explain(byID)
+	require.True(t, ok)
+	assert.Equal(t, Match{Pattern: "sha256:" + hexB, Source: "config.toml:12", Name: "sha256:" + hexB, Index: 1, Kind: KindImageID}, got)
+	assert.False(t, m.IsPinnedImage(other))
+	assert.False(t, m.IsPinnedImage(nil))
+	assert.False(t, m.IsPinnedImage(image{}))
+}
+
+func TestNilAndZero(t *testing.T) {
+	t.Parallel()
+	img := image{tags: []string{"registry.k8s.io/pause:3.10"}}
+	var nilM *Matcher
+	assert.False(t, nilM.IsPinned("registry.k8s.io/pause:3.10"))
+	assert.False(t, nilM.IsPinnedImage(img))
+	_, ok := nilM.Explain(img)
+	assert.False(t, ok)
+	var zero Matcher
+	assert.False(t, zero.IsPinned("registry.k8s.io/pause:3.10"))
+	assert.False(t, zero.IsPinnedImage(img))
+	var s Set
+	assert.Nil(t, s.Load())
+	assert.False(t, s.Load().IsPinnedImage(img))
+}
+
+func TestWithAliases(t *testing.T) {
+	t.Parallel()
+	mirror, err := reference.DefaultAliases().With(reference.Alias{From: "mirror.corp:5000/k8s", To: "registry.k8s.io"})
+	require.NoError(t, err)
+	m, err := Compile([]string{"registry.k8s.io/pause:3.10"}, WithAliases(mirror))
+	require.NoError(t, err)
+	assert.True(t, m.IsPinned("mirror.corp:5000/k8s/pause:3.10"))
+	assert.False(t, m.IsPinned("mirror.corp:5000/k8sx/pause:3.10"))
+
+	none, err := Compile([]string{"registry.k8s.io/pause:3.10"}, WithAliases(nil))
+	require.NoError(t, err)
+	assert.False(t, none.IsPinned("k8s.gcr.io/pause:3.10"), "no aliases")
+	assert.True(t, none.IsPinned("registry.k8s.io/pause:3.10"))
+}
+
+func TestJoin(t *testing.T) {
+	t.Parallel()
+	strict, err := Compile([]string{"registry.k8s.io/pause:3.10"}, WithSource("containerd"))
+	require.NoError(t, err)
+	crio, err := Compile([]string{"quay.io/*"}, WithMode(CRIOCompat), WithSource("crio.conf"))
+	require.NoError(t, err)
+	j := Join(strict, nil, crio)
+	assert.True(t, j.IsPinned("k8s.gcr.io/pause:3.10"))
+	got, ok := j.Explain(image{tags: []string{"evil.com/quay.io/x:1"}})
+	require.True(t, ok)
+	assert.Equal(t, "crio.conf", got.Source)
+	assert.Equal(t, KindContains, got.Kind)
+	assert.False(t, Join().IsPinned("quay.io/x:1"))
+}
+
+func TestModeText(t *testing.T) {
+	t.Parallel()
+	for _, m := range []Mode{Strict, CRIOCompat} {
+		b, err := m.MarshalText()
+		require.NoError(t, err)
+		var back Mode
+		require.NoError(t, back.UnmarshalText(b))
+		assert.Equal(t, m, back)
+	}
+	var m Mode
+	assert.Error(t, m.UnmarshalText([]byte("loose")))
+	_, err := Mode(9).MarshalText()
+	assert.Error(t, err)
+	_, err = Compile(nil, WithMode(9))
+	assert.Error(t, err)
+	assert.Equal(t, "glob", KindGlob.String())
+}
+
+// TestIsPinnedDoesNotAllocate enforces the hot-path promise: canonical names
+// and IDs never allocate, hit or miss.
+func TestIsPinnedDoesNotAllocate(t *testing.T) { //nolint:paralleltest // AllocsPerRun refuses parallel tests
+	m := benchMatcher(t, 1000)
+	for _, img := range []*image{benchHit, benchMiss, benchGlobHit} {
+		allocs := testing.AllocsPerRun(100, func() { m.IsPinnedImage(img) })
+		assert.Zero(t, allocs, "IsPinnedImage(%v) allocates", img.tags)
+	}
+	allocs := testing.AllocsPerRun(100, func() { m.IsPinned("sha256:" + hexA) })
+	assert.Zero(t, allocs, "IsPinned(image ID) allocates")
+}
+
+func TestSetRace(t *testing.T) {
+	t.Parallel()
+	var s Set
+	a, err := Compile([]string{"registry.k8s.io/pause:3.10"})
+	require.NoError(t, err)
+	b, err := Compile([]string{"registry.k8s.io/*"})
+	require.NoError(t, err)
+	s.Store(a)
+	img := image{tags: []string{"registry.k8s.io/pause:3.10"}, digests: []string{"registry.k8s.io/pause@sha256:" + hexA}}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 8 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !s.Load().IsPinnedImage(img) {
+					t.Error("a stored matcher lost the pin")
+					return
+				}
+			}
+		})
+	}
+	for i := range 2000 {
+		if i%2 == 0 {
+			s.Store(b)
+		} else {
+			s.Store(a)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
+
+func TestPatternErrorMessage(t *testing.T) {
+	t.Parallel()
+	_, err := Compile([]string{"x", "*"})
+	require.Error(t, err)
+	assert.Equal(t, `pattern 1 "*": invalid pin pattern: "*" would pin every image; list the images instead`, err.Error())
+	assert.True(t, errors.Is(err, ErrInvalidPattern))
+}

@@ -1,0 +1,95 @@
+package pin
+
+import (
+	"encoding"
+	"fmt"
+)
+
+// Mode selects how patterns are read.
+type Mode uint8
+
+const (
+	// Strict reads patterns as image references, canonicalized and
+	// alias-aware, with anchored globs. It is the default.
+	Strict Mode = iota
+	// CRIOCompat reproduces what CRI-O does with its pinned_images list:
+	// raw, case-insensitive strings, unanchored globs. Tools use it to
+	// predict what a CRI-O node pins.
+	CRIOCompat
+)
+
+var (
+	_ encoding.TextMarshaler   = Strict
+	_ encoding.TextUnmarshaler = (*Mode)(nil)
+)
+
+// String returns "strict" or "crio-compat".
+func (m Mode) String() string {
+	switch m {
+	case Strict:
+		return "strict"
+	case CRIOCompat:
+		return "crio-compat"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// MarshalText returns the name that String returns.
+func (m Mode) MarshalText() ([]byte, error) {
+	if m > CRIOCompat {
+		return nil, fmt.Errorf("pin: unknown mode %d", uint8(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText accepts "strict" and "crio-compat".
+func (m *Mode) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "strict":
+		*m = Strict
+	case "crio-compat":
+		*m = CRIOCompat
+	default:
+		return fmt.Errorf("pin: unknown mode %q, want strict or crio-compat", text)
+	}
+	return nil
+}
+
+// Kind says how a rule matches; [Match.Kind] reports it.
+type Kind uint8
+
+// The kinds of rule. Strict mode uses Tag, Digest, ImageID, Glob and
+// Keyword; CRIOCompat uses Exact, Contains and Keyword.
+const (
+	KindTag      Kind = iota + 1 // a reference with a tag: equal after canonicalization
+	KindDigest                   // a reference with a digest: a repo digest of an equivalent repository
+	KindImageID                  // a bare digest or image ID: the image ID or any repo digest
+	KindGlob                     // "prefix*": an anchored prefix of the canonical name
+	KindKeyword                  // "*text*": a case-insensitive substring
+	KindExact                    // CRIOCompat: a case-insensitive whole-string match
+	KindContains                 // CRIOCompat "text*": an unanchored case-insensitive match
+)
+
+// String returns the kind's name, such as "tag" or "glob".
+func (k Kind) String() string {
+	switch k {
+	case KindTag:
+		return "tag"
+	case KindDigest:
+		return "digest"
+	case KindImageID:
+		return "image-id"
+	case KindGlob:
+		return "glob"
+	case KindKeyword:
+		return "keyword"
+	case KindExact:
+		return "exact"
+	case KindContains:
+		return "contains"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// MarshalText returns the name that String returns.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
