@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/reference"
+)
+
+func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	var n nodeFlags
+	n.register(fs, false)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: sandboxpin audit [--runtime-endpoint URL] [--root DIR]")
+		fmt.Fprintln(fs.Output(), "\nLists the runtime's images with its own pinned flag beside sandboxpin's verdict, and looks the sandbox image up alias-aware. Exit 0 when the sandbox image is present and the runtime pins it, 1 when it is absent or not pinned (the kubelet's image GC may delete it), 2 on error.")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if n.endpointToAsk() == "" {
+		return fail(stderr, "audit: no CRI socket: give --runtime-endpoint (none of the default sockets exists)")
+	}
+	client, err := n.dial(ctx)
+	if err != nil {
+		return fail(stderr, "audit: %v", err)
+	}
+	defer client.Close()
+	res, err := n.resolve(ctx, client)
+	if err != nil {
+		return fail(stderr, "audit: %v", err)
+	}
+	if res.SandboxImage == "" {
+		return fail(stderr, "audit: cannot tell the %s sandbox image: %s", res.Runtime, orNone(res.Notes))
+	}
+	m, err := matcher(res, nil, "")
+	if err != nil {
+		return fail(stderr, "audit: %v", err)
+	}
+	ictx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	images, err := client.Images(ictx)
+	if err != nil {
+		return fail(stderr, "audit: %v", err)
+	}
+
+	var sandbox *runtimeapi.Image
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMAGE\tRUNTIME PINNED\tSANDBOXPIN\tRULE")
+	for _, img := range images {
+		name := imageLabel(img)
+		if sandbox == nil && isImage(img, res.SandboxImage) {
+			sandbox = img
+			name += " (sandbox)"
+		}
+		verdict, rule := "-", ""
+		if got, ok := m.Explain(img); ok {
+			verdict, rule = "pin", fmt.Sprintf("%q via %s", got.Pattern, got.Name)
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\n", name, img.GetPinned(), verdict, rule)
+	}
+	_ = tw.Flush()
+
+	switch {
+	case sandbox == nil:
+		fmt.Fprintf(stdout, "\nFAIL: the sandbox image %s (%s) is not in the runtime's image store: pods cannot start offline; pre-pull it under that name\n", res.SandboxImage, res.Runtime)
+		return exitCheck
+	case !sandbox.GetPinned():
+		fmt.Fprintf(stdout, "\nFAIL: %s does not pin its sandbox image %s (stored as %s): the kubelet's image GC may delete it; run a pinning CRI shim, upgrade the runtime, or configure the exact stored name\n", res.Runtime, res.SandboxImage, imageLabel(sandbox))
+		return exitCheck
+	}
+	fmt.Fprintf(stdout, "\nOK: %s pins its sandbox image %s\n", res.Runtime, res.SandboxImage)
+	return exitOK
+}
+
+// imageLabel names an image by its first tag, else digest, else ID.
+func imageLabel(img *runtimeapi.Image) string {
+	if t := img.GetRepoTags(); len(t) > 0 {
+		return t[0]
+	}
+	if d := img.GetRepoDigests(); len(d) > 0 {
+		return d[0]
+	}
+	return img.GetId()
+}
+
+// isImage reports whether img is ref under the default aliases, by any of
+// its tags or digests, or by ID.
+func isImage(img *runtimeapi.Image, ref string) bool {
+	if img.GetId() == ref {
+		return true
+	}
+	for _, names := range [][]string{img.GetRepoTags(), img.GetRepoDigests()} {
+		for _, s := range names {
+			if reference.Equal(s, ref) {
+				return true
+			}
+		}
+	}
+	return false
+}

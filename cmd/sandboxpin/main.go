@@ -1,0 +1,88 @@
+// Command sandboxpin tells which sandbox ("pause") image a Kubernetes node
+// really uses and whether the container runtime pins it, so that the
+// kubelet's image garbage collector leaves it alone.
+//
+// Usage:
+//
+//	sandboxpin resolve  [--root DIR] [--runtime-endpoint URL] [--kubeadm-version V] [-o text|json]
+//	sandboxpin check    [--pin PATTERN]... [--resolve] [--root DIR] IMAGE...
+//	sandboxpin normalize REF...
+//	sandboxpin audit    [--runtime-endpoint URL] [--root DIR]
+//	sandboxpin prepull  [--root DIR] [--kubeadm-version V]
+//	sandboxpin version
+//
+// Exit codes: 0 success; 1 a check failed (an image is not pinned, the
+// sandbox image is not protected); 2 an error (bad flags, unreadable
+// config, unreachable runtime). Run "sandboxpin COMMAND --help" for the
+// flags of each command.
+//
+// With no --root and no --runtime-endpoint, resolve and audit inspect the
+// real node: the files under / and the first of the default CRI sockets
+// that exists (containerd, CRI-O, cri-dockerd), as crictl does.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const (
+	exitOK    = 0
+	exitCheck = 1
+	exitError = 2
+)
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"resolve", "the sandbox image this node really uses, every source of it, conflicts and pins", runResolve},
+		{"check", "whether images are pinned, and by which rule", runCheck},
+		{"normalize", "the canonical form of image references", runNormalize},
+		{"audit", "the runtime's images: its own pinned flag beside sandboxpin's verdict", runAudit},
+		{"prepull", "the images an installer must pre-pull for this node", runPrepull},
+		{"version", "the version of this program", runVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: tests call it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exitError
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "sandboxpin: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitError
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: sandboxpin COMMAND [FLAGS] [ARGS]")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'sandboxpin COMMAND --help' for a command's flags. Exit: 0 ok, 1 check failed, 2 error.")
+}

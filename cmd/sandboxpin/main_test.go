@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
+)
+
+const sampleNode = "../../examples/testdata/node"
+
+// runCmd runs the command in-process and returns its exit code and output.
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestCommands(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantOut    []string // substrings of stdout
+		wantErrOut []string // substrings of stderr
+	}{
+		{name: "no args", args: nil, wantCode: exitError, wantErrOut: []string{"Usage: sandboxpin COMMAND"}},
+		{name: "help", args: []string{"--help"}, wantCode: exitOK, wantErrOut: []string{"prepull"}},
+		{name: "unknown", args: []string{"frobnicate"}, wantCode: exitError, wantErrOut: []string{`unknown command "frobnicate"`}},
+		{name: "resolve text", args: []string{"resolve", "--root", sampleNode}, wantCode: exitOK, wantOut: []string{
+			"Sandbox image: k8s.gcr.io/pause:3.10.1 (containerd)",
+			"/etc/containerd/config.toml:10",
+			"/var/lib/kubelet/kubeadm-flags.env:1",
+			"Conflicts: 1",
+			"set the flag in /var/lib/kubelet/kubeadm-flags.env",
+		}},
+		{name: "resolve help", args: []string{"resolve", "--help"}, wantCode: exitOK, wantErrOut: []string{"-kubeadm-version"}},
+		{name: "resolve bad flag", args: []string{"resolve", "--nope"}, wantCode: exitError, wantErrOut: []string{"flag provided but not defined"}},
+		{name: "resolve bad output", args: []string{"resolve", "--root", sampleNode, "-o", "yaml"}, wantCode: exitError, wantErrOut: []string{`-o "yaml"`}},
+		{name: "resolve bad root", args: []string{"resolve", "--root", "testdata/broken"}, wantCode: exitError, wantErrOut: []string{"etc/containerd/config.toml", ":3"}},
+		{name: "prepull", args: []string{"prepull", "--root", sampleNode, "--kubeadm-version", "v1.34.1"}, wantCode: exitOK, wantOut: []string{"k8s.gcr.io/pause:3.10.1\n"}},
+		{name: "normalize", args: []string{"normalize", "k8s.gcr.io/pause:3.9", "busybox"}, wantCode: exitOK, wantOut: []string{"registry.k8s.io/pause:3.9\ndocker.io/library/busybox:latest\n"}},
+		{name: "normalize familiar", args: []string{"normalize", "--familiar", "docker.io/library/busybox"}, wantCode: exitOK, wantOut: []string{"busybox:latest\n"}},
+		{name: "normalize bad", args: []string{"normalize", "ok:1", "Bad"}, wantCode: exitError, wantOut: []string{"docker.io/library/ok:1"}, wantErrOut: []string{"offset 0", "lowercase"}},
+		{name: "check pinned alias-aware", args: []string{"check", "--root", sampleNode, "registry.k8s.io/pause:3.10.1"}, wantCode: exitOK, wantOut: []string{`pinned by "k8s.gcr.io/pause:3.10.1" (tag`}},
+		{name: "check not pinned", args: []string{"check", "--root", sampleNode, "registry.k8s.io/pause:3.10.1", "registry.k8s.io/pause:3.9"}, wantCode: exitCheck, wantOut: []string{"registry.k8s.io/pause:3.9: not pinned"}},
+		{name: "check --pin only", args: []string{"check", "--pin", "quay.io/*", "quay.io/x/y:1", "sha256:7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"}, wantCode: exitCheck, wantOut: []string{`quay.io/x/y:1: pinned by "quay.io/*" (glob, --pin)`, "sha256:7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa: not pinned"}},
+		{name: "check --pin and --resolve", args: []string{"check", "--pin", "quay.io/*", "--resolve", "--root", sampleNode, "quay.io/x:1", "k8s.gcr.io/pause:3.10.1"}, wantCode: exitOK},
+		{name: "check bad pattern", args: []string{"check", "--pin", "*", "x:1"}, wantCode: exitError, wantErrOut: []string{`pattern 0 "*"`}},
+		{name: "check bad image", args: []string{"check", "--pin", "x:1", "X"}, wantCode: exitError, wantErrOut: []string{"lowercase"}},
+		{name: "check no image", args: []string{"check", "--pin", "x:1"}, wantCode: exitError},
+		{name: "audit no socket", args: []string{"audit", "--root", sampleNode}, wantCode: exitError, wantErrOut: []string{"no CRI socket"}},
+		{name: "audit absent socket", args: []string{"audit", "--runtime-endpoint", "unix:///nonexistent/x.sock", "--root", sampleNode}, wantCode: exitError, wantErrOut: []string{"/nonexistent/x.sock"}},
+		{name: "version", args: []string{"version"}, wantCode: exitOK, wantOut: []string{"sandboxpin "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := runCmd(t, tt.args...)
+			assert.Equal(t, tt.wantCode, code, "exit code; stdout:\n%s\nstderr:\n%s", out, errOut)
+			for _, w := range tt.wantOut {
+				assert.Contains(t, out, w)
+			}
+			for _, w := range tt.wantErrOut {
+				assert.Contains(t, errOut, w)
+			}
+		})
+	}
+}
+
+func TestResolveJSON(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runCmd(t, "resolve", "--root", sampleNode, "-o", "json")
+	require.Equal(t, exitOK, code, errOut)
+	var got struct {
+		SandboxImage string `json:"sandboxImage"`
+		Runtime      string `json:"runtime"`
+		Candidates   []struct {
+			Image, Source, Origin, Role string
+		} `json:"candidates"`
+		Conflicts []struct {
+			Message string `json:"message"`
+		} `json:"conflicts"`
+		Pins []string `json:"pins"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	assert.Equal(t, "k8s.gcr.io/pause:3.10.1", got.SandboxImage)
+	assert.Equal(t, "containerd", got.Runtime)
+	require.NotEmpty(t, got.Candidates)
+	assert.Equal(t, "containerd-config", got.Candidates[0].Source)
+	assert.Equal(t, "runtime-uses", got.Candidates[0].Role)
+	assert.Equal(t, "/etc/containerd/config.toml:10", got.Candidates[0].Origin)
+	assert.Len(t, got.Conflicts, 1)
+	assert.Equal(t, []string{"k8s.gcr.io/pause:3.10.1"}, got.Pins)
+}
+
+// TestBuiltBinary builds the command and parses a digest with it: go-digest
+// accepts a sha256 digest only when crypto/sha256 is linked, which tests
+// always do and a program may not.
+func TestBuiltBinary(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "sandboxpin")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	digest := "registry.k8s.io/pause@sha256:7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"
+	out, err = exec.Command(bin, "normalize", "k8s.gcr.io/pause:3.10.1", digest).CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Equal(t, "registry.k8s.io/pause:3.10.1\n"+digest+"\n", string(out))
+}
+
+// TestAuditLive runs audit against real containerd: 1.6 never pins, 2.2.9
+// pins only the exact configured string.
+func TestAuditLive(t *testing.T) {
+	t.Parallel()
+	const stored = "registry.k8s.io/pause:3.10.1"
+	tests := []struct {
+		name       string
+		version    containerdtest.Version
+		configured string // the runtime's sandbox image
+		config     string // etc/containerd/config.toml in --root, "" for none
+		wantCode   int
+		wantOut    string
+	}{
+		{name: "containerd 1.6 never pins", version: containerdtest.V1, configured: stored, wantCode: exitCheck, wantOut: "FAIL: containerd does not pin its sandbox image"},
+		{name: "containerd 2.2 pins the exact name", version: containerdtest.V2, configured: stored, wantCode: exitOK, wantOut: "OK: containerd pins its sandbox image registry.k8s.io/pause:3.10.1"},
+		{
+			name: "containerd 2.2 misses the alias", version: containerdtest.V2, configured: "k8s.gcr.io/pause:3.10.1",
+			config:   "version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"k8s.gcr.io/pause:3.10.1\"\n",
+			wantCode: exitCheck, wantOut: "does not pin its sandbox image k8s.gcr.io/pause:3.10.1 (stored as registry.k8s.io/pause:3.10.1)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := containerdtest.Start(t, tt.version, containerdtest.Options{
+				SandboxImage: tt.configured,
+				Images:       []containerdtest.Image{{Names: []string{stored}}, {Names: []string{"docker.io/library/busybox:1.36"}}},
+			})
+			root := t.TempDir()
+			if tt.config != "" {
+				require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/containerd"), 0o750))
+				require.NoError(t, os.WriteFile(filepath.Join(root, "etc/containerd/config.toml"), []byte(tt.config), 0o600))
+			}
+			code, out, errOut := runCmd(t, "audit", "--runtime-endpoint", c.Endpoint, "--root", root)
+			assert.Equal(t, tt.wantCode, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			assert.Contains(t, out, tt.wantOut)
+			assert.Contains(t, out, stored+" (sandbox)")
+			busybox := ""
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "docker.io/library/busybox:1.36") {
+					busybox = line
+				}
+			}
+			assert.Regexp(t, `false\s+-`, busybox, "busybox is neither pinned by the runtime nor by sandboxpin")
+		})
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
+	"github.com/sandboxpin/sandboxpin/pin"
+	"github.com/sandboxpin/sandboxpin/resolve"
+)
+
+// dialTimeout bounds every conversation with a runtime socket.
+const dialTimeout = 10 * time.Second
+
+// nodeFlags are the flags that say which node to inspect.
+type nodeFlags struct {
+	root           string
+	endpoint       string
+	kubeadmVersion string
+	kubeletVersion string
+	kubeadmConfig  string
+}
+
+func (n *nodeFlags) register(fs *flag.FlagSet, kubeadm bool) {
+	fs.StringVar(&n.root, "root", "", "the node's root file system (default /, and the default CRI sockets are asked)")
+	fs.StringVar(&n.endpoint, "runtime-endpoint", "", "CRI socket to ask, unix:///path or /path (default: the first default socket that exists, when --root is not given)")
+	if kubeadm {
+		fs.StringVar(&n.kubeadmVersion, "kubeadm-version", "", "version of the kubeadm that installs the node, such as v1.34.1")
+		fs.StringVar(&n.kubeletVersion, "kubelet-version", "", "version of the kubelet, such as v1.34.1")
+		fs.StringVar(&n.kubeadmConfig, "kubeadm-config", "", "kubeadm ClusterConfiguration file inside the root")
+	}
+}
+
+// endpointToAsk returns the socket to ask: the flag, or with neither --root
+// nor --runtime-endpoint the first default socket that exists, or "".
+func (n *nodeFlags) endpointToAsk() string {
+	if n.endpoint != "" || n.root != "" {
+		return n.endpoint
+	}
+	for _, e := range cri.DefaultEndpoints() {
+		if _, err := os.Stat(strings.TrimPrefix(e, "unix://")); err == nil {
+			return e
+		}
+	}
+	return ""
+}
+
+func (n *nodeFlags) rootFS() fs.FS {
+	if n.root == "" {
+		return os.DirFS("/")
+	}
+	return os.DirFS(n.root)
+}
+
+// dial connects to the runtime, or returns nil when there is none to ask.
+func (n *nodeFlags) dial(ctx context.Context) (*cri.Client, error) {
+	e := n.endpointToAsk()
+	if e == "" {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	return cri.Dial(ctx, e)
+}
+
+// resolve runs resolve.Resolve on the node the flags name, with the live
+// runtime when there is one.
+func (n *nodeFlags) resolve(ctx context.Context, client *cri.Client) (*resolve.Result, error) {
+	opts := resolve.Options{
+		Root:              n.rootFS(),
+		KubeadmVersion:    n.kubeadmVersion,
+		KubeletVersion:    n.kubeletVersion,
+		KubeadmConfigPath: n.kubeadmConfig,
+	}
+	if client != nil {
+		opts.Live = client
+	}
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	return resolve.Resolve(ctx, opts)
+}
+
+// matcher compiles the resolved pins joined with extra Strict patterns.
+func matcher(res *resolve.Result, extra []string, source string) (*pin.Matcher, error) {
+	var parts []*pin.Matcher
+	if res != nil {
+		m, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode), pin.WithSource("resolved "+res.Runtime+" config"))
+		if err != nil {
+			return nil, fmt.Errorf("resolved pins: %w", err)
+		}
+		parts = append(parts, m)
+	}
+	m, err := pin.Compile(extra, pin.WithSource(source))
+	if err != nil {
+		return nil, err
+	}
+	return pin.Join(append(parts, m)...), nil
+}
+
+// parseFlags parses args, printing usage on --help (exit 0) and errors
+// (exit 2). ok is false when the caller should return code.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitError, false
+	}
+	return 0, true
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func fail(stderr io.Writer, format string, args ...any) int {
+	fmt.Fprintf(stderr, "sandboxpin: "+format+"\n", args...)
+	return exitError
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/sandboxpin/sandboxpin/resolve"
+)
+
+func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("resolve", flag.ContinueOnError)
+	var n nodeFlags
+	n.register(fs, true)
+	output := fs.String("o", "text", "output format: text or json")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: sandboxpin resolve [--root DIR] [--runtime-endpoint URL] [--kubeadm-version V] [-o text|json]")
+		fmt.Fprintln(fs.Output(), "\nThe sandbox image the runtime really uses, every candidate with its source and origin, conflicts, notes, pins and the pre-pull list. Exit 0, or 2 on error.")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if *output != "text" && *output != "json" {
+		return fail(stderr, "resolve: -o %q: want text or json", *output)
+	}
+	client, err := n.dial(ctx)
+	if err != nil {
+		return fail(stderr, "resolve: %v", err)
+	}
+	if client != nil {
+		defer client.Close()
+	}
+	res, err := n.resolve(ctx, client)
+	if err != nil {
+		return fail(stderr, "resolve: %v", err)
+	}
+	if *output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return fail(stderr, "resolve: %v", err)
+		}
+		return exitOK
+	}
+	printResult(stdout, res)
+	return exitOK
+}
+
+func printResult(w io.Writer, res *resolve.Result) {
+	image, runtime := res.SandboxImage, res.Runtime
+	if image == "" {
+		image = "(unknown)"
+	}
+	if runtime == "" {
+		runtime = "no runtime found"
+	}
+	fmt.Fprintf(w, "Sandbox image: %s (%s)\n", image, runtime)
+
+	fmt.Fprintln(w, "\nCandidates:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  IMAGE\tSOURCE\tROLE\tORIGIN")
+	for _, c := range res.Candidates {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Image, c.Source, c.Role, c.Origin)
+	}
+	_ = tw.Flush()
+
+	fmt.Fprintf(w, "\nConflicts: %d\n", len(res.Conflicts))
+	for _, c := range res.Conflicts {
+		fmt.Fprintf(w, "  ! %s\n", c.Message)
+	}
+	if len(res.Notes) > 0 {
+		fmt.Fprintln(w, "\nNotes:")
+		for _, n := range res.Notes {
+			fmt.Fprintf(w, "  - %s\n", n)
+		}
+	}
+	fmt.Fprintf(w, "\nPins (%s): %s\n", res.PinMode, orNone(res.Pins))
+	fmt.Fprintf(w, "Pre-pull: %s\n", orNone(res.Prepull))
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "(none)"
+	}
+	return strings.Join(s, ", ")
+}
+
+func runPrepull(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("prepull", flag.ContinueOnError)
+	var n nodeFlags
+	n.register(fs, true)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: sandboxpin prepull [--root DIR] [--kubeadm-version V]")
+		fmt.Fprintln(fs.Output(), "\nThe images an installer must pre-pull for this node to start pods offline (the runtime's real sandbox image, not only kubeadm's), one a line.")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	client, err := n.dial(ctx)
+	if err != nil {
+		return fail(stderr, "prepull: %v", err)
+	}
+	if client != nil {
+		defer client.Close()
+	}
+	res, err := n.resolve(ctx, client)
+	if err != nil {
+		return fail(stderr, "prepull: %v", err)
+	}
+	for _, p := range res.Prepull {
+		fmt.Fprintln(stdout, p)
+	}
+	return exitOK
+}
