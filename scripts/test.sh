@@ -82,7 +82,7 @@ if [ "$FUZZTIME" != 0 ]; then
 	for p in $(go list ./...); do
 		for f in $(go test -list '^Fuzz' "$p" | grep '^Fuzz' || true); do
 			echo "-- $p $f"
-			go test -run='^$' -fuzz="^$f\$" -fuzztime="$FUZZTIME" "$p"
+			go test -run='^$' -fuzz="^$f\$" -fuzztime="$FUZZTIME" -fuzzminimizetime=5s "$p"
 		done
 	done
 fi
