@@ -373,11 +373,9 @@ func (r *resolver) runtimeImage() {
 			}
 		}
 		for _, p := range append(slices.Clone(c.Ignored), c.Problems...) {
-			a := Candidate{}
+			a := Candidate{Source: ContainerdConfig, Origin: p.at.origin(), Role: RuntimeUses}
 			if p.at.Value != "" && p.at.Key != "imports" && p.at.Key != "version" {
 				a = candidateOf(p.at, ContainerdConfig, RuntimeUses)
-			} else {
-				a = Candidate{Source: ContainerdConfig, Origin: p.at.origin(), Role: RuntimeUses}
 			}
 			r.conflict(a, Candidate{}, "%s", p.msg)
 		}
@@ -490,7 +488,7 @@ func (r *resolver) exactPinCheck() {
 // fullyQualified("pause:3.10") is false.
 func fullyQualified(s string) bool {
 	first, rest, ok := strings.Cut(s, "/")
-	if !ok || !(strings.ContainsAny(first, ".:") || first == "localhost") {
+	if !ok || (!strings.ContainsAny(first, ".:") && first != "localhost") {
 		return false
 	}
 	last := rest[strings.LastIndexByte(rest, '/')+1:]

@@ -254,7 +254,6 @@ func (c *Containerd) Import(t testing.TB, images ...Image) []string {
 	// unpacking would need the snapshotter ctr picks, not the CRI one.
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	//nolint:gosec // G204: runs the ctr binary the environment names, on purpose.
 	out, err := exec.CommandContext(ctx, c.ctr, "--address", c.Socket, "-n", "k8s.io",
 		"images", "import", "--all-platforms", "--no-unpack", archive.Name()).CombinedOutput()
 	if err != nil {
