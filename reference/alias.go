@@ -117,6 +117,12 @@ func NewAliases(rules ...Alias) (*Aliases, error) {
 			fail(i, fmt.Errorf("%w: To: %w", ErrInvalidAlias, err))
 			continue
 		}
+		if bad := firstNotDomain(from, to); bad != "" {
+			// "A0" is a domain only because of its uppercase letter, which
+			// folding removes.
+			fail(i, fmt.Errorf("%w: %q is not a registry domain once case is folded (it needs a '.' or a ':' or to be localhost)", ErrInvalidAlias, bad))
+			continue
+		}
 		if from == to {
 			fail(i, fmt.Errorf("%w: From and To are the same repository prefix", ErrAliasCycle))
 			continue
@@ -251,6 +257,17 @@ func (a *Aliases) sort() {
 			cmp.Compare(x.from.String(), y.from.String()),
 		)
 	})
+}
+
+// firstNotDomain returns the first domain of ps that does not look like a
+// domain in lower case, or "".
+func firstNotDomain(ps ...prefix) string {
+	for _, p := range ps {
+		if !looksLikeDomain(p.domain) {
+			return p.domain
+		}
+	}
+	return ""
 }
 
 // parsePrefix parses a registry domain followed by optional path components.

@@ -62,6 +62,7 @@ func TestNewAliasesErrors(t *testing.T) {
 		{name: "trailing slash", rules: []Alias{{From: "a.io/", To: "b.io"}}, wantErr: ErrInvalidAlias},
 		{name: "tag in prefix", rules: []Alias{{From: "a.io/x:1", To: "b.io"}}, wantErr: ErrInvalidAlias},
 		{name: "uppercase path", rules: []Alias{{From: "a.io/X", To: "b.io"}}, wantErr: ErrInvalidAlias},
+		{name: "uppercase-only domain", rules: []Alias{{From: "a.io", To: "MIRROR/x"}}, wantErr: ErrInvalidAlias},
 		{name: "self", rules: []Alias{{From: "a.io", To: "A.io"}}, wantErr: ErrAliasCycle},
 		{name: "two-cycle", rules: []Alias{{From: "a.io", To: "b.io"}, {From: "b.io", To: "a.io"}}, wantErr: ErrAliasCycle},
 		{name: "three-cycle", rules: []Alias{{From: "c.io", To: "d.io"}, {From: "a.io", To: "b.io"}, {From: "b.io", To: "c.io"}, {From: "d.io", To: "a.io"}}, wantErr: ErrAliasCycle},
