@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
+	"github.com/sandboxpin/sandboxpin/pin"
+)
+
+// maxMsgSize is the largest message the shim passes in either direction,
+// 16 MiB as the kubelet and crictl allow: ListImages on a node with thousands
+// of images exceeds gRPC's 4 MiB default.
+const maxMsgSize = 16 << 20
+
+// shutdownGrace is how long a shutdown waits for calls in flight before it
+// cuts them off. Streams such as GetContainerEvents never end by themselves.
+const shutdownGrace = 5 * time.Second
+
+// The methods whose responses carry images, and so a Pinned flag to correct.
+// StreamImages is cri-api v0.36's streaming ListImages (feature gate
+// CRIListStreaming).
+const (
+	methodListImages   = runtimeapi.ImageService_ListImages_FullMethodName
+	methodImageStatus  = runtimeapi.ImageService_ImageStatus_FullMethodName
+	methodStreamImages = runtimeapi.ImageService_StreamImages_FullMethodName
+)
+
+// proxyDesc describes every forwarded call as a bidirectional stream, which
+// on the wire carries unary, client-, server- and bidi-streaming calls alike.
+var proxyDesc = grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
+
+// loader builds the matcher the shim pins with; it runs at start and on
+// every reload.
+type loader func(ctx context.Context) (*pin.Matcher, error)
+
+// shim is a transparent CRI proxy: it forwards every call to the runtime
+// unchanged and corrects Image.Pinned in the answers to ListImages,
+// ImageStatus and StreamImages.
+type shim struct {
+	upstream *grpc.ClientConn
+	load     loader
+	pins     pin.Set
+	log      *slog.Logger
+}
+
+// dialRuntime opens a pass-through connection to the runtime's socket path.
+// gRPC connects lazily: a runtime that is not up yet fails the first call,
+// not the dial.
+func dialRuntime(path string) (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient("unix://"+path,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(
+			grpc.ForceCodecV2(rawCodec{}),
+			grpc.MaxCallRecvMsgSize(maxMsgSize),
+			grpc.MaxCallSendMsgSize(maxMsgSize),
+		),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("runtime connection to %q: %w", path, err)
+	}
+	return conn, nil
+}
+
+// newShim returns a shim forwarding to upstream (a connection from
+// dialRuntime) that pins what load returns. It calls load once and fails if
+// load does.
+func newShim(ctx context.Context, upstream *grpc.ClientConn, load loader, log *slog.Logger) (*shim, error) {
+	s := &shim{upstream: upstream, load: load, log: log}
+	m, err := load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("initial pin rules: %w", err)
+	}
+	s.pins.Store(m)
+	return s, nil
+}
+
+// reload calls load again and swaps in the new matcher. On failure the old
+// matcher stays and the error says why.
+func (s *shim) reload(ctx context.Context) error {
+	m, err := s.load(ctx)
+	if err != nil {
+		return fmt.Errorf("reload pin rules (keeping the previous ones): %w", err)
+	}
+	s.pins.Store(m)
+	return nil
+}
+
+// serve answers CRI calls on lis until ctx is done, then stops: calls in
+// flight get shutdownGrace to finish. It closes lis, which removes a unix
+// socket that net.Listen created.
+func (s *shim) serve(ctx context.Context, lis net.Listener) error {
+	srv := grpc.NewServer(
+		grpc.ForceServerCodecV2(rawCodec{}),
+		grpc.UnknownServiceHandler(s.proxy),
+		grpc.MaxRecvMsgSize(maxMsgSize),
+		grpc.MaxSendMsgSize(maxMsgSize),
+	)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve on %s: %w", lis.Addr(), err)
+	case <-ctx.Done():
+	}
+	stopped := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(shutdownGrace)
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		s.log.Warn("calls still open at shutdown, cutting them off", "after", shutdownGrace)
+		srv.Stop()
+		<-stopped
+	}
+	if err := <-served; err != nil {
+		return fmt.Errorf("serve on %s: %w", lis.Addr(), err)
+	}
+	return nil
+}
+
+// proxy is the handler of every call: it opens the same method on the
+// runtime and copies messages both ways, headers and trailers included,
+// rewriting only the responses that carry images. A status from the runtime
+// is returned as it is.
+func (s *shim) proxy(_ any, down grpc.ServerStream) error {
+	method, ok := grpc.MethodFromServerStream(down)
+	if !ok {
+		return status.Error(codes.Internal, "crishim: call without a method name")
+	}
+	ctx, cancel := context.WithCancel(down.Context())
+	defer cancel()
+	md, _ := metadata.FromIncomingContext(ctx)
+	ctx = metadata.NewOutgoingContext(ctx, forwardable(md))
+	up, err := s.upstream.NewStream(ctx, &proxyDesc, method)
+	if err != nil {
+		return err // the runtime's status, unchanged
+	}
+
+	// Client to runtime. This goroutine may outlive the handler when the
+	// runtime ends the call first; the cancelled ctx then ends both streams.
+	go func() {
+		for {
+			f := new(frame)
+			if err := down.RecvMsg(f); err != nil {
+				if errors.Is(err, io.EOF) {
+					_ = up.CloseSend()
+				} else {
+					cancel()
+				}
+				return
+			}
+			if err := up.SendMsg(f); err != nil {
+				// The call's status comes from up.RecvMsg below.
+				return
+			}
+		}
+	}()
+
+	// Runtime to client.
+	if hdr, err := up.Header(); err == nil && len(hdr) > 0 {
+		if err := down.SendHeader(hdr); err != nil {
+			return err
+		}
+	}
+	for {
+		f := new(frame)
+		if err := up.RecvMsg(f); err != nil {
+			down.SetTrailer(up.Trailer())
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		s.rewrite(down.Context(), method, f)
+		if err := down.SendMsg(f); err != nil {
+			return err
+		}
+	}
+}
+
+// forwardable returns the incoming metadata a client sent, without the
+// headers gRPC sets itself on the way to the runtime.
+func forwardable(md metadata.MD) metadata.MD {
+	out := metadata.MD{}
+	for k, v := range md {
+		if strings.HasPrefix(k, ":") || strings.HasPrefix(k, "grpc-") {
+			continue
+		}
+		switch k {
+		case "content-type", "user-agent", "te":
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// rewrite sets Pinned in f when f is a response of an image method and the
+// matcher pins an image the runtime left unpinned. Other frames, and frames
+// where nothing changes, pass byte for byte. A frame that does not decode
+// is passed on unchanged and logged: the shim never breaks a call it only
+// meant to improve.
+func (s *shim) rewrite(ctx context.Context, method string, f *frame) {
+	var (
+		msg    proto.Message
+		images func() []*runtimeapi.Image
+	)
+	switch method {
+	case methodListImages:
+		r := new(runtimeapi.ListImagesResponse)
+		msg, images = r, r.GetImages
+	case methodStreamImages:
+		r := new(runtimeapi.StreamImagesResponse)
+		msg, images = r, r.GetImages
+	case methodImageStatus:
+		r := new(runtimeapi.ImageStatusResponse)
+		msg, images = r, func() []*runtimeapi.Image { return []*runtimeapi.Image{r.GetImage()} }
+	default:
+		return
+	}
+	if err := proto.Unmarshal(f.data, msg); err != nil {
+		s.log.Warn("cannot decode response, passing it unchanged", "method", method, "err", err)
+		return
+	}
+	m := s.pins.Load()
+	imgs := images()
+	changed := false
+	for _, img := range imgs {
+		if img != nil && !img.GetPinned() && m.IsPinnedImage(img) {
+			changed = true
+			if s.log.Enabled(ctx, slog.LevelDebug) {
+				match, _ := m.Explain(img)
+				s.log.Debug("pinned", "method", method, "image", match.Name, "pattern", match.Pattern, "source", match.Source)
+			}
+		}
+	}
+	if !changed {
+		return
+	}
+	cri.MarkPinned(m, imgs)
+	b, err := proto.Marshal(msg)
+	if err != nil {
+		s.log.Warn("cannot encode response, passing it unchanged", "method", method, "err", err)
+		return
+	}
+	f.data = b
+}
