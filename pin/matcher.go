@@ -53,8 +53,23 @@ type rule struct {
 }
 
 type affix struct {
-	s    string
-	rule int
+	s     string
+	bytes byteSet // the bytes of s, for keywords
+	rule  int
+}
+
+// byteSet is a set of byte values.
+type byteSet [4]uint64
+
+func (b *byteSet) addAll(s string) {
+	for i := 0; i < len(s); i++ {
+		b[s[i]>>6] |= 1 << (s[i] & 63)
+	}
+}
+
+// covers reports whether every byte of o is in b.
+func (b *byteSet) covers(o *byteSet) bool {
+	return o[0]&^b[0]|o[1]&^b[1]|o[2]&^b[2]|o[3]&^b[3] == 0
 }
 
 // nameMemo remembers the glob and keyword verdict for the last canonical
@@ -173,7 +188,7 @@ func (m *Matcher) find(s string, memo *nameMemo) int {
 			}
 		}
 	}
-	end, identityForm := splitName(s)
+	end, identityForm := splitName(s, at)
 	name := s[:end]
 	if memo == nil {
 		memo = &nameMemo{}
@@ -199,15 +214,22 @@ func (m *Matcher) find(s string, memo *nameMemo) int {
 }
 
 // splitName returns where the repository name in s ends, and whether s has
-// a tag or a digest but not both, the form of [reference.Ref.Identity].
-func splitName(s string) (end int, identityForm bool) {
+// a tag or a digest but not both, the form of [reference.Ref.Identity]. at
+// is the index of the first '@' in s, or -1.
+func splitName(s string, at int) (end int, identityForm bool) {
 	end = len(s)
-	at := strings.IndexByte(s, '@')
 	if at >= 0 {
 		end = at
 	}
-	if colon := strings.LastIndexByte(s[:end], ':'); colon > strings.LastIndexByte(s[:end], '/') {
-		return colon, at < 0
+	// A tag is after the last ':' that follows the last '/'. Tags and last
+	// path components are short, so look from the end.
+	for i := end - 1; i >= 0; i-- {
+		switch s[i] {
+		case ':':
+			return i, at < 0
+		case '/':
+			return end, at >= 0
+		}
 	}
 	return end, at >= 0
 }
@@ -243,8 +265,15 @@ func (m *Matcher) findAffix(name string) int {
 			return g.rule
 		}
 	}
+	if len(m.keywords) == 0 {
+		return noRule
+	}
+	// A keyword can only be in name if all its bytes are: a cheap test that
+	// rejects most keywords before a substring search.
+	var have byteSet
+	have.addAll(name)
 	for _, k := range m.keywords {
-		if strings.Contains(name, k.s) {
+		if have.covers(&k.bytes) && strings.Contains(name, k.s) {
 			return k.rule
 		}
 	}
