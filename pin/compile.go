@@ -197,9 +197,7 @@ func (c *compiler) addWildcard(i int, p string) error {
 	case strings.Contains(inner, "*"):
 		return fmt.Errorf("%w: '*' may only end a pattern (\"prefix*\") or surround one (\"*text*\")", ErrInvalidPattern)
 	case p[0] == '*' && p[len(p)-1] == '*' && stars == 2:
-		kw := affix{s: strings.ToLower(inner), rule: c.rule(i, p, KindKeyword)}
-		kw.bytes.addAll(kw.s)
-		c.m.keywords = append(c.m.keywords, kw)
+		c.m.keywords = append(c.m.keywords, affix{s: strings.ToLower(inner), rule: c.rule(i, p, KindKeyword)})
 		return nil
 	case p[0] == '*':
 		return fmt.Errorf("%w: a leading '*' needs a trailing one (\"*text*\"); suffix globs are not supported", ErrInvalidPattern)

@@ -53,23 +53,8 @@ type rule struct {
 }
 
 type affix struct {
-	s     string
-	bytes byteSet // the bytes of s, for keywords
-	rule  int
-}
-
-// byteSet is a set of byte values.
-type byteSet [4]uint64
-
-func (b *byteSet) addAll(s string) {
-	for i := 0; i < len(s); i++ {
-		b[s[i]>>6] |= 1 << (s[i] & 63)
-	}
-}
-
-// covers reports whether every byte of o is in b.
-func (b *byteSet) covers(o *byteSet) bool {
-	return o[0]&^b[0]|o[1]&^b[1]|o[2]&^b[2]|o[3]&^b[3] == 0
+	s    string
+	rule int
 }
 
 // nameMemo remembers the glob and keyword verdict for the last canonical
@@ -265,15 +250,8 @@ func (m *Matcher) findAffix(name string) int {
 			return g.rule
 		}
 	}
-	if len(m.keywords) == 0 {
-		return noRule
-	}
-	// A keyword can only be in name if all its bytes are: a cheap test that
-	// rejects most keywords before a substring search.
-	var have byteSet
-	have.addAll(name)
 	for _, k := range m.keywords {
-		if have.covers(&k.bytes) && strings.Contains(name, k.s) {
+		if strings.Contains(name, k.s) {
 			return k.rule
 		}
 	}
