@@ -228,6 +228,7 @@ func (c *compiler) addGlob(prefix string, r int) {
 		}
 	}
 	c.m.globs = append(c.m.globs, affix{s: prefix, rule: r})
+	c.m.globFirst[prefix[0]>>6] |= 1 << (prefix[0] & 63)
 }
 
 // globPrefixes returns the canonical prefix of a glob, with and without

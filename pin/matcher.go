@@ -40,6 +40,7 @@ type Matcher struct {
 	digestKeys bool           // exact holds "name@digest" keys
 	ids        map[string]int // "sha256:<hex>" and "<hex>" of bare digests and IDs
 	globs      []affix        // canonical name prefixes
+	globFirst  [4]uint64      // the first bytes of globs, as a bit set
 	keywords   []affix        // lower-case substrings of the canonical name
 
 	crio  []crioRule // CRIOCompat mode
@@ -245,11 +246,22 @@ func (m *Matcher) findParsed(s string) int {
 // name's domain is lower case, and a valid path is too, so keywords (lower
 // case) need no folding.
 func (m *Matcher) findAffix(name string) int {
+	if name == "" {
+		return noRule
+	}
+	// Most names share no first byte with any glob: one test skips them all.
+	if m.globFirst[name[0]>>6]&(1<<(name[0]&63)) == 0 {
+		return m.findKeyword(name)
+	}
 	for _, g := range m.globs {
 		if strings.HasPrefix(name, g.s) {
 			return g.rule
 		}
 	}
+	return m.findKeyword(name)
+}
+
+func (m *Matcher) findKeyword(name string) int {
 	for _, k := range m.keywords {
 		if strings.Contains(name, k.s) {
 			return k.rule
