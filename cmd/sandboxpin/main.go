@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	sandboxpin resolve  [--root DIR] [--runtime-endpoint URL] [--kubeadm-version V] [-o text|json]
+//	sandboxpin resolve  [--root DIR] [--runtime-endpoint URL] [--runtime-version V] [--kubeadm-version V] [-o text|json]
 //	sandboxpin check    [--pin PATTERN]... [--resolve] [--root DIR] IMAGE...
 //	sandboxpin normalize REF...
 //	sandboxpin audit    [--runtime-endpoint URL] [--root DIR]

@@ -49,6 +49,10 @@ func TestCommands(t *testing.T) {
 		{name: "resolve bad flag", args: []string{"resolve", "--nope"}, wantCode: exitError, wantErrOut: []string{"flag provided but not defined"}},
 		{name: "resolve bad output", args: []string{"resolve", "--root", sampleNode, "-o", "yaml"}, wantCode: exitError, wantErrOut: []string{`-o "yaml"`}},
 		{name: "resolve bad root", args: []string{"resolve", "--root", "testdata/broken"}, wantCode: exitError, wantErrOut: []string{"etc/containerd/config.toml", ":3"}},
+		{name: "resolve runtime default", args: []string{"resolve", "--root", "testdata/default", "--runtime-version", "2.2.9"}, wantCode: exitOK, wantOut: []string{
+			"Sandbox image: registry.k8s.io/pause:3.10.1 (containerd)",
+			"default of containerd 2.2.9",
+		}},
 		{name: "prepull", args: []string{"prepull", "--root", sampleNode, "--kubeadm-version", "v1.34.1"}, wantCode: exitOK, wantOut: []string{"k8s.gcr.io/pause:3.10.1\n"}},
 		{name: "normalize", args: []string{"normalize", "k8s.gcr.io/pause:3.9", "busybox"}, wantCode: exitOK, wantOut: []string{"registry.k8s.io/pause:3.9\ndocker.io/library/busybox:latest\n"}},
 		{name: "normalize familiar", args: []string{"normalize", "--familiar", "docker.io/library/busybox"}, wantCode: exitOK, wantOut: []string{"busybox:latest\n"}},

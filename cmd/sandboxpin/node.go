@@ -26,11 +26,13 @@ type nodeFlags struct {
 	kubeadmVersion string
 	kubeletVersion string
 	kubeadmConfig  string
+	runtimeVersion string
 }
 
 func (n *nodeFlags) register(fs *flag.FlagSet, kubeadm bool) {
 	fs.StringVar(&n.root, "root", "", "the node's root file system (default /, and the default CRI sockets are asked)")
 	fs.StringVar(&n.endpoint, "runtime-endpoint", "", "CRI socket to ask, unix:///path or /path (default: the first default socket that exists, when --root is not given)")
+	fs.StringVar(&n.runtimeVersion, "runtime-version", "", "the runtime's version, such as 2.2.9, for its built-in default when no socket answers and no file sets the image")
 	if kubeadm {
 		fs.StringVar(&n.kubeadmVersion, "kubeadm-version", "", "version of the kubeadm that installs the node, such as v1.34.1")
 		fs.StringVar(&n.kubeletVersion, "kubelet-version", "", "version of the kubelet, such as v1.34.1")
@@ -78,6 +80,7 @@ func (n *nodeFlags) resolve(ctx context.Context, client *cri.Client) (*resolve.R
 		KubeadmVersion:    n.kubeadmVersion,
 		KubeletVersion:    n.kubeletVersion,
 		KubeadmConfigPath: n.kubeadmConfig,
+		RuntimeVersion:    n.runtimeVersion,
 	}
 	if client != nil {
 		opts.Live = client
