@@ -156,6 +156,9 @@ func (m *Matcher) find(s string, memo *nameMemo) int {
 	if m.mode == CRIOCompat {
 		return m.findCRIO(s)
 	}
+	if len(s) > reference.MaxInputLength {
+		return noRule // no reference is that long; do not hash or scan it
+	}
 	at := strings.IndexByte(s, '@')
 	// Keys are identities: "name:tag" for tag rules, "name@digest" for
 	// digest rules, so only one kind can hold s.
