@@ -197,7 +197,8 @@ func (c *compiler) addWildcard(i int, p string) error {
 	case strings.Contains(inner, "*"):
 		return fmt.Errorf("%w: '*' may only end a pattern (\"prefix*\") or surround one (\"*text*\")", ErrInvalidPattern)
 	case p[0] == '*' && p[len(p)-1] == '*' && stars == 2:
-		c.m.keywords = append(c.m.keywords, affix{s: strings.ToLower(inner), rule: c.rule(i, p, KindKeyword)})
+		kw := strings.ToLower(inner)
+		c.m.keywords = append(c.m.keywords, affix{s: kw, pairs: pairBloom(kw), rule: c.rule(i, p, KindKeyword)})
 		return nil
 	case p[0] == '*':
 		return fmt.Errorf("%w: a leading '*' needs a trailing one (\"*text*\"); suffix globs are not supported", ErrInvalidPattern)
@@ -222,13 +223,19 @@ func (c *compiler) addWildcard(i int, p string) error {
 }
 
 func (c *compiler) addGlob(prefix string, r int) {
-	for _, g := range c.m.globs {
-		if g.s == prefix {
-			return
+	domain, _, whole := strings.Cut(prefix, "/")
+	if !whole {
+		if !slices.ContainsFunc(c.m.domainGlobs, func(g affix) bool { return g.s == prefix }) {
+			c.m.domainGlobs = append(c.m.domainGlobs, affix{s: prefix, rule: r})
 		}
+		return
 	}
-	c.m.globs = append(c.m.globs, affix{s: prefix, rule: r})
-	c.m.globFirst[prefix[0]>>6] |= 1 << (prefix[0] & 63)
+	if c.m.globsByDomain == nil {
+		c.m.globsByDomain = make(map[string][]affix)
+	}
+	if !slices.ContainsFunc(c.m.globsByDomain[domain], func(g affix) bool { return g.s == prefix }) {
+		c.m.globsByDomain[domain] = append(c.m.globsByDomain[domain], affix{s: prefix, rule: r})
+	}
 }
 
 // globPrefixes returns the canonical prefix of a glob, with and without

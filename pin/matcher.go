@@ -35,13 +35,13 @@ type Matcher struct {
 	rules        []rule
 
 	// Strict mode.
-	exact      map[string]int // canonical identities, alias and Docker spellings
-	tagKeys    bool           // exact holds "name:tag" keys
-	digestKeys bool           // exact holds "name@digest" keys
-	ids        map[string]int // "sha256:<hex>" and "<hex>" of bare digests and IDs
-	globs      []affix        // canonical name prefixes
-	globFirst  [4]uint64      // the first bytes of globs, as a bit set
-	keywords   []affix        // lower-case substrings of the canonical name
+	exact         map[string]int     // canonical identities, alias and Docker spellings
+	tagKeys       bool               // exact holds "name:tag" keys
+	digestKeys    bool               // exact holds "name@digest" keys
+	ids           map[string]int     // "sha256:<hex>" and "<hex>" of bare digests and IDs
+	globsByDomain map[string][]affix // canonical name prefixes, by their domain
+	domainGlobs   []affix            // prefixes of a domain ("quay.io*")
+	keywords      []affix            // lower-case substrings of the canonical name
 
 	crio  []crioRule // CRIOCompat mode
 	parts []*Matcher // Join
@@ -54,8 +54,9 @@ type rule struct {
 }
 
 type affix struct {
-	s    string
-	rule int
+	s     string
+	pairs uint64 // pairBloom(s), for keywords
+	rule  int
 }
 
 // nameMemo remembers the glob and keyword verdict for the last canonical
@@ -184,7 +185,7 @@ func (m *Matcher) find(s string, memo *nameMemo) int {
 	}
 	if !memo.set || memo.name != name {
 		*memo = nameMemo{name: name, canonical: m.canonicalName(name), rule: noRule, set: true}
-		if memo.canonical && (len(m.globs) > 0 || len(m.keywords) > 0) {
+		if memo.canonical && (len(m.globsByDomain) > 0 || len(m.domainGlobs) > 0 || len(m.keywords) > 0) {
 			memo.rule = m.findAffix(name)
 		}
 	}
@@ -249,14 +250,16 @@ func (m *Matcher) findParsed(s string) int {
 // name's domain is lower case, and a valid path is too, so keywords (lower
 // case) need no folding.
 func (m *Matcher) findAffix(name string) int {
-	if name == "" {
-		return noRule
+	// Globs whose prefix holds a whole domain are filed under it: one lookup
+	// finds the few that can apply.
+	if slash := strings.IndexByte(name, '/'); slash > 0 && len(m.globsByDomain) > 0 {
+		for _, g := range m.globsByDomain[name[:slash]] {
+			if strings.HasPrefix(name, g.s) {
+				return g.rule
+			}
+		}
 	}
-	// Most names share no first byte with any glob: one test skips them all.
-	if m.globFirst[name[0]>>6]&(1<<(name[0]&63)) == 0 {
-		return m.findKeyword(name)
-	}
-	for _, g := range m.globs {
+	for _, g := range m.domainGlobs {
 		if strings.HasPrefix(name, g.s) {
 			return g.rule
 		}
@@ -265,12 +268,31 @@ func (m *Matcher) findAffix(name string) int {
 }
 
 func (m *Matcher) findKeyword(name string) int {
+	if len(m.keywords) == 0 {
+		return noRule
+	}
+	// A keyword is in name only if each of its byte pairs is: a one-word
+	// filter that rejects most keywords before a substring search.
+	have := pairBloom(name)
 	for _, k := range m.keywords {
-		if strings.Contains(name, k.s) {
+		if k.pairs&^have == 0 && strings.Contains(name, k.s) {
 			return k.rule
 		}
 	}
 	return noRule
+}
+
+// pairBloom returns a 64-bit Bloom filter of the adjacent byte pairs of s,
+// or of its one byte.
+func pairBloom(s string) uint64 {
+	if len(s) == 1 {
+		return 1 << (s[0] & 63)
+	}
+	var b uint64
+	for i := 1; i < len(s); i++ {
+		b |= 1 << ((uint(s[i-1])*31 + uint(s[i])) & 63)
+	}
+	return b
 }
 
 // canonicalName reports whether name, if valid at all, is a canonical
