@@ -117,36 +117,17 @@ func validEnvName(s string) bool {
 	return true
 }
 
+// unquoteEnvValue reads a value as systemd's EnvironmentFile= does: quotes
+// group and are removed, a backslash escapes, whitespace is kept.
 func unquoteEnvValue(s string) (string, error) {
-	var sb strings.Builder
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote == '\'':
-			sb.WriteByte(c)
-		case c == '\\' && i+1 < len(s):
-			i++
-			switch s[i] {
-			case 'n':
-				sb.WriteByte('\n')
-			case 't':
-				sb.WriteByte('\t')
-			default:
-				sb.WriteByte(s[i])
-			}
-		case quote == 0 && (c == '"' || c == '\''):
-			quote = c
-		default:
-			sb.WriteByte(c)
-		}
+	words, at, err := scanWords(s, 0, false)
+	if err != nil {
+		return "", fmt.Errorf("unterminated %c quote", s[at])
 	}
-	if quote != 0 {
-		return "", fmt.Errorf("unterminated %c quote", quote)
+	if len(words) == 0 {
+		return "", nil
 	}
-	return sb.String(), nil
+	return words[0].s, nil
 }
 
 // runtimeFromEndpoint names the runtime a CRI endpoint belongs to, from the

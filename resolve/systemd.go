@@ -78,6 +78,12 @@ var errUnterminatedQuote = errors.New("unterminated quote")
 // offset of s in its logical line. It returns the offset of an unterminated
 // quote with errUnterminatedQuote.
 func splitWords(s string, base int) ([]word, int, error) {
+	return scanWords(s, base, true)
+}
+
+// scanWords is splitWords, and with split false the unquoting alone:
+// whitespace outside quotes is kept and s is one word (none when empty).
+func scanWords(s string, base int, split bool) ([]word, int, error) {
 	var out []word
 	var sb strings.Builder
 	in := false
@@ -109,7 +115,7 @@ func splitWords(s string, base int) ([]word, int, error) {
 			if !in {
 				in, start = true, i
 			}
-		case quote == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+		case split && quote == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
 			if in {
 				out = append(out, word{s: sb.String(), off: base + start})
 				sb.Reset()
