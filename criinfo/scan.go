@@ -53,7 +53,8 @@ func (s *scanner) next() (json.Token, int64, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, off, s.errorf(int64(len(s.b)), ErrInvalidInfo, "unexpected end of JSON input")
 		}
-		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
 			return nil, off, s.errorf(se.Offset, ErrInvalidInfo, "%v", se)
 		}
 		return nil, off, s.errorf(off, ErrInvalidInfo, "%v", err)

@@ -204,7 +204,9 @@ func TestSetRace(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for {
 				select {
 				case <-stop:
@@ -216,7 +218,7 @@ func TestSetRace(t *testing.T) {
 					return
 				}
 			}
-		})
+		}()
 	}
 	for i := range 2000 {
 		if i%2 == 0 {

@@ -49,12 +49,60 @@ func parseTOML(path string, b []byte) (*tomlDoc, error) {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			line, _ := de.Position()
-			return nil, configErr(path, strings.Join(de.Key(), "."), line, err)
+			key := strings.Join(de.Key(), ".")
+			return nil, configErr(path, key, line, err)
+		}
+		// go-toml before v2.3 reports a key defined twice without a
+		// position; find it, so that the error still names key and line.
+		if key, line := firstDuplicateKey(b); line > 0 {
+			return nil, configErr(path, key, line, err)
 		}
 		return nil, configErr(path, "", 0, err)
 	}
 	doc.lines = tomlKeyLines(b)
 	return doc, nil
+}
+
+// firstDuplicateKey returns the first key that b assigns twice, and the
+// line of its second assignment, or ("", 0). Keys under an array of tables
+// start afresh with each [[entry]].
+func firstDuplicateKey(b []byte) (string, int) {
+	idx := newLineIndex(b)
+	seen := make(map[string]bool)
+	var table []string
+	var p unstable.Parser
+	p.Reset(b)
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = table[:0]
+			for it := e.Key(); it.Next(); {
+				table = append(table, string(it.Node().Data))
+			}
+			if e.Kind == unstable.ArrayTable {
+				prefix := keyPath(table...) + "\x00"
+				for k := range seen {
+					if strings.HasPrefix(k, prefix) {
+						delete(seen, k)
+					}
+				}
+			}
+		case unstable.KeyValue:
+			full := append([]string(nil), table...)
+			off := uint32(0)
+			for it := e.Key(); it.Next(); {
+				full = append(full, string(it.Node().Data))
+				off = it.Node().Raw.Offset
+			}
+			k := keyPath(full...)
+			if seen[k] {
+				return displayKey(full...), idx.line(int(off))
+			}
+			seen[k] = true
+		}
+	}
+	return "", 0
 }
 
 // tomlKeyLines maps every key path in a valid document to the line it is

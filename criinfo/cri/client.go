@@ -83,7 +83,11 @@ func Dial(ctx context.Context, endpoint string) (*Client, error) {
 		return d.DialContext(ctx, "unix", path)
 	}
 	// The target is only a name here: the dialer ignores it and uses path.
-	conn, err := grpc.NewClient("passthrough:///cri",
+	// DialContext without WithBlock connects lazily, as NewClient does;
+	// NewClient needs grpc 1.63, and this module's floor is the grpc that
+	// its cri-api floor requires (1.51), so that importers upgrade nothing.
+	conn, err := grpc.DialContext(ctx, "passthrough:///cri", //nolint:staticcheck // SA1019: see above
+
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(dialer),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize)),

@@ -29,10 +29,10 @@ func crictlBinary(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv(envCrictl)
 	if bin == "" {
-		bin = filepath.Join(containerdtest.CacheDir(), "bin", "crictl")
+		bin = filepath.Join(containerdtest.CacheDir(), "crictl", "v1.37.0", "crictl")
 	}
 	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: the tester names the binary to run
-		msg := "crictl not found at " + bin + ": go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0 (or run scripts/test.sh as root), or set " + envCrictl
+		msg := "crictl not found at " + bin + ": run scripts/deps.sh as root, or set " + envCrictl
 		if os.Getenv(containerdtest.EnvRequire) == "1" {
 			t.Fatal(msg)
 		}

@@ -96,10 +96,10 @@ func Binaries(v Version) (containerd, ctr string) {
 	if v == V1 {
 		return env(EnvContainerd1, "/usr/bin/containerd"), ctr1
 	}
-	containerd = env(EnvContainerd2, filepath.Join(CacheDir(), "bin", "containerd"))
+	containerd = env(EnvContainerd2, filepath.Join(CacheDir(), "containerd", "v2.2.9", "containerd"))
 	ctr = os.Getenv(EnvCtr2)
 	if ctr == "" {
-		ctr = filepath.Join(CacheDir(), "ctr2", "ctr")
+		ctr = filepath.Join(CacheDir(), "ctr", "v2.4.2", "ctr")
 		if _, err := os.Stat(ctr); err != nil {
 			// ctr 1.6 imports into containerd 2.2 just as well (checked
 			// with 2.2.9); the image API did not change.
@@ -114,9 +114,8 @@ func howTo(v Version) string {
 	if v == V1 {
 		return "run as root after `apt-get install -y containerd` (it brings ctr and runc)"
 	}
-	return "run as root after `GOBIN=" + filepath.Join(CacheDir(), "bin") +
-		" go install -tags \"no_btrfs no_devmapper no_zfs\" github.com/containerd/containerd/v2/cmd/containerd@v2.2.9`" +
-		" (and `apt-get install -y containerd` for ctr and runc)"
+	return "run `bash scripts/deps.sh` as root (it builds containerd into " + CacheDir() +
+		" and installs Debian's containerd for ctr and runc), then source " + filepath.Join(CacheDir(), "env.sh")
 }
 
 // Available reports whether v can run here, and if not, why.
@@ -137,6 +136,9 @@ func Available(v Version) (bool, string) {
 // SANDBOXPIN_REQUIRE_RUNTIMES=1.
 func Require(t testing.TB, v Version) {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("%v: live runtime tests do not run under -short", v)
+	}
 	ok, why := Available(v)
 	if ok {
 		return
@@ -274,7 +276,7 @@ func (c *Containerd) Import(t testing.TB, images ...Image) []string {
 // waitListed polls ListImages until every name is a repo tag or repo digest
 // of some image.
 func (c *Containerd) waitListed(ctx context.Context, names []string) error {
-	conn, err := grpc.NewClient(c.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.DialContext(ctx, c.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials())) //nolint:staticcheck // SA1019: NewClient needs grpc 1.63, above this module's floor
 	if err != nil {
 		return err
 	}
@@ -341,7 +343,7 @@ func (c *Containerd) waitReady(ctx context.Context, exited <-chan struct{}) erro
 
 // probe asks the CRI plugin once whether it is ready.
 func (c *Containerd) probe(ctx context.Context) error {
-	conn, err := grpc.NewClient(c.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.DialContext(ctx, c.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials())) //nolint:staticcheck // SA1019: NewClient needs grpc 1.63, above this module's floor
 	if err != nil {
 		return err
 	}

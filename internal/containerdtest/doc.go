@@ -16,13 +16,14 @@
 //
 // # Requirements
 //
-// The tests need root and the binaries. They are found through environment
+// The tests need root and the binaries (scripts/deps.sh installs and builds
+// them and writes $SANDBOXPIN_CACHE/env.sh). They are found through environment
 // variables, with these defaults:
 //
 //	SANDBOXPIN_CONTAINERD1  /usr/bin/containerd
 //	SANDBOXPIN_CTR1         /usr/bin/ctr
-//	SANDBOXPIN_CONTAINERD2  $SANDBOXPIN_CACHE/bin/containerd
-//	SANDBOXPIN_CTR2         $SANDBOXPIN_CACHE/ctr2/ctr, else the ctr of V1
+//	SANDBOXPIN_CONTAINERD2  $SANDBOXPIN_CACHE/containerd/v2.2.9/containerd
+//	SANDBOXPIN_CTR2         $SANDBOXPIN_CACHE/ctr/v2.4.2/ctr, else the ctr of V1
 //	SANDBOXPIN_CACHE        ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin
 //
 // When something is missing the test is skipped with a message that says how to

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Installs and builds what the tests need, cached by version, and writes
+# $SANDBOXPIN_CACHE/env.sh, which scripts/test.sh sources. Safe to run again:
+# a build whose version directory is complete is not redone.
+#
+#   bash scripts/deps.sh            # tools; as root also Debian packages and runtimes
+#   bash scripts/deps.sh tools      # golangci-lint only
+#
+# Every runtime comes from Debian's packages or the Go module proxy; nothing
+# is downloaded from anywhere else. Builds run in parallel (DEPS_JOBS, default
+# 3: two cores, but downloads and links leave room) with one log each under
+# $SANDBOXPIN_CACHE/logs; a failed build prints the tail of its log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export SANDBOXPIN_CACHE=${SANDBOXPIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin}
+CACHE=$SANDBOXPIN_CACHE
+JOBS=${DEPS_JOBS:-3}
+
+# The versions the tests run against: one line each, in one place.
+GOLANGCI_LINT_VERSION=v2.15.0
+CRICTL_VERSION=v1.37.0
+CONTAINERD_1_7_VERSION=v1.7.35
+CONTAINERD_2_2_VERSION=v2.2.9
+CONTAINERD_2_3_VERSION=v2.3.7
+CONTAINERD_2_4_VERSION=v2.4.2
+CRIO_VERSION=v1.36.3
+KUBEADM_VERSION=v1.37.2
+DEBIAN_PACKAGES="containerd runc conmon skopeo libseccomp-dev pkg-config make gcc"
+
+# containerd's optional snapshotters need C headers or kernel features that
+# test machines lack; none of them is used by the tests.
+CONTAINERD_TAGS="no_btrfs no_devmapper no_zfs"
+# CRI-O's tags for a build without ostree, gpgme and btrfs headers (the
+# tags its Makefile uses for such builds; seccomp links libseccomp).
+CRIO_TAGS="containers_image_ostree_stub containers_image_openpgp exclude_graphdriver_btrfs btrfs_noversion seccomp"
+
+mkdir -p "$CACHE/logs"
+log() { printf '[deps %ss] %s\n' "$SECONDS" "$*"; }
+
+# done DIR: whether DIR holds a finished build.
+done_in() { [ -f "$1/.done" ]; }
+
+# goinstall DIR TAGS PKG@VERSION: go install into DIR.
+goinstall() {
+	local dir=$1 tags=$2 target=$3
+	done_in "$dir" && return 0
+	rm -rf "$dir" && mkdir -p "$dir"
+	GOBIN=$dir GOFLAGS=-mod=mod go install -trimpath -tags "$tags" "$target"
+	touch "$dir/.done"
+}
+
+# scratch DIR MODULE@VERSION [go mod edit flags...]: a throw-away module in
+# DIR that requires MODULE at VERSION, for programs that `go install pkg@v`
+# refuses (their go.mod has exclude or replace directives).
+scratch() {
+	local dir=$1 target=$2
+	shift 2
+	rm -rf "$dir" && mkdir -p "$dir"
+	(
+		cd "$dir"
+		go mod init sandboxpin.test/build >/dev/null 2>&1
+		go mod edit -require="$target" "$@"
+		GOFLAGS=-mod=mod go mod download "${target%@*}"
+	)
+}
+
+build_containerd17() {
+	local dir=$CACHE/containerd/$CONTAINERD_1_7_VERSION src
+	done_in "$dir" && return 0
+	src=$CACHE/src/containerd-$CONTAINERD_1_7_VERSION
+	# containerd v1.7.x's go.mod excludes osext; `go install` refuses a
+	# module with exclude directives, so repeat the exclusion here.
+	scratch "$src" "github.com/containerd/containerd@$CONTAINERD_1_7_VERSION" \
+		-exclude=github.com/mitchellh/osext@v0.0.0-20151018003038-5e2d6d41470f
+	printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/containerd/containerd/cmd/containerd"\n' >"$src/tools.go"
+	(cd "$src" && GOFLAGS=-mod=mod go mod tidy && mkdir -p "$dir" &&
+		go build -trimpath -tags "$CONTAINERD_TAGS" -o "$dir/containerd" github.com/containerd/containerd/cmd/containerd)
+	touch "$dir/.done"
+}
+
+build_crio() {
+	local dir=$CACHE/crio/$CRIO_VERSION src mod
+	done_in "$dir" && return 0
+	src=$CACHE/src/crio-$CRIO_VERSION
+	scratch "$src" "github.com/cri-o/cri-o@$CRIO_VERSION"
+	printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/cri-o/cri-o/cmd/crio"\n' >"$src/tools.go"
+	(cd "$src" && GOFLAGS=-mod=mod go mod tidy && mkdir -p "$dir" &&
+		go build -trimpath -tags "$CRIO_TAGS" -o "$dir/crio" github.com/cri-o/cri-o/cmd/crio)
+	# pinns, the small C helper CRI-O will not start without, ships in the
+	# module's pinns/ directory.
+	mod=$(cd "$src" && go list -m -f '{{.Dir}}' github.com/cri-o/cri-o)
+	rm -rf "$src/pinns" && cp -r "$mod/pinns" "$src/pinns" && chmod -R u+w "$src/pinns"
+	make -C "$src/pinns" >/dev/null
+	# its Makefile writes ../bin/pinns
+	cp "$src/bin/pinns" "$dir/pinns"
+	touch "$dir/.done"
+}
+
+build_kubeadm() {
+	local dir=$CACHE/kubeadm/$KUBEADM_VERSION src gomod minor staging=()
+	done_in "$dir" && return 0
+	src=$CACHE/src/kubeadm-$KUBEADM_VERSION
+	scratch "$src" "k8s.io/kubernetes@$KUBEADM_VERSION"
+	# Replace each ./staging module of kubernetes' own go.mod with the
+	# published v0.MINOR.PATCH, as importers of k8s.io/kubernetes do.
+	gomod=$(cd "$src" && go mod download -json "k8s.io/kubernetes@$KUBEADM_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
+	while read -r m; do
+		staging+=("-replace=$m=$m@v0.${KUBEADM_VERSION#v1.}")
+	done < <(sed -n 's/^[[:space:]]*\(k8s\.io\/[^ ]*\) => \.\/staging.*/\1/p' "$gomod")
+	(cd "$src" && go mod edit "${staging[@]}")
+	printf '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kubeadm"\n' >"$src/tools.go"
+	minor=${KUBEADM_VERSION#v1.}
+	minor=${minor%%.*}
+	# Without the version stamp kubeadm calls itself v0.0.0-master, which
+	# its version-skew checks reject.
+	(cd "$src" && GOFLAGS=-mod=mod go mod tidy && mkdir -p "$dir" &&
+		go build -trimpath -ldflags "-X k8s.io/component-base/version.gitVersion=$KUBEADM_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
+			-o "$dir/kubeadm" k8s.io/kubernetes/cmd/kubeadm)
+	touch "$dir/.done"
+}
+
+# job NAME CMD...: run CMD in the background, logging to logs/NAME.log,
+# at most $JOBS at once.
+pids=() names=()
+job() {
+	local name=$1
+	shift
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+	("$@") >"$CACHE/logs/$name.log" 2>&1 &
+	pids+=("$!") names+=("$name")
+}
+
+failed=0
+wait_all() {
+	local i
+	for i in "${!pids[@]}"; do
+		if ! wait "${pids[$i]}"; then
+			log "FAILED: ${names[$i]} (tail of $CACHE/logs/${names[$i]}.log)"
+			tail -n 30 "$CACHE/logs/${names[$i]}.log"
+			failed=1
+		fi
+	done
+}
+
+job golangci-lint goinstall "$CACHE/golangci-lint/$GOLANGCI_LINT_VERSION" "" \
+	"github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
+
+root=0
+[ "$(id -u)" = 0 ] && [ "${1:-}" != tools ] && root=1
+if [ "$root" = 1 ]; then
+	missing=""
+	for p in $DEBIAN_PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		log "apt-get install$missing"
+		apt-get update -qq
+		# shellcheck disable=SC2086 # a word list
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >"$CACHE/logs/apt.log" 2>&1 ||
+			{ tail -n 30 "$CACHE/logs/apt.log"; exit 1; }
+	fi
+	# The longest builds first, so that the short ones fill the gaps.
+	job crio build_crio
+	job kubeadm build_kubeadm
+	job containerd-$CONTAINERD_1_7_VERSION build_containerd17
+	for v in $CONTAINERD_2_2_VERSION $CONTAINERD_2_3_VERSION $CONTAINERD_2_4_VERSION; do
+		job "containerd-$v" goinstall "$CACHE/containerd/$v" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/containerd@$v"
+	done
+	# ctr 2.x imports into every containerd 2.x and 1.7 (the image API is
+	# the same); containerd 1.6 is paired with Debian's ctr.
+	job ctr-$CONTAINERD_2_4_VERSION goinstall "$CACHE/ctr/$CONTAINERD_2_4_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_2_4_VERSION"
+	job crictl-$CRICTL_VERSION goinstall "$CACHE/crictl/$CRICTL_VERSION" "" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
+fi
+wait_all
+[ "$failed" = 0 ] || exit 1
+
+# The environment the tests read (see internal/containerdtest/doc.go).
+{
+	echo "# written by scripts/deps.sh; sourced by scripts/test.sh"
+	echo "export SANDBOXPIN_CACHE='$CACHE'"
+	echo "export SANDBOXPIN_GOLANGCI_LINT='$CACHE/golangci-lint/$GOLANGCI_LINT_VERSION/golangci-lint'"
+	if [ "$root" = 1 ]; then
+		echo "export SANDBOXPIN_CONTAINERD1='/usr/bin/containerd'"
+		echo "export SANDBOXPIN_CTR1='/usr/bin/ctr'"
+		echo "export SANDBOXPIN_CONTAINERD_1_7='$CACHE/containerd/$CONTAINERD_1_7_VERSION/containerd'"
+		echo "export SANDBOXPIN_CONTAINERD2='$CACHE/containerd/$CONTAINERD_2_2_VERSION/containerd'"
+		echo "export SANDBOXPIN_CONTAINERD_2_3='$CACHE/containerd/$CONTAINERD_2_3_VERSION/containerd'"
+		echo "export SANDBOXPIN_CONTAINERD_2_4='$CACHE/containerd/$CONTAINERD_2_4_VERSION/containerd'"
+		echo "export SANDBOXPIN_CTR2='$CACHE/ctr/$CONTAINERD_2_4_VERSION/ctr'"
+		echo "export SANDBOXPIN_CRICTL='$CACHE/crictl/$CRICTL_VERSION/crictl'"
+		echo "export SANDBOXPIN_CRIO='$CACHE/crio/$CRIO_VERSION/crio'"
+		echo "export SANDBOXPIN_PINNS='$CACHE/crio/$CRIO_VERSION/pinns'"
+		echo "export SANDBOXPIN_CONMON='$(command -v conmon || echo /usr/bin/conmon)'"
+		echo "export SANDBOXPIN_RUNC='$(command -v runc || echo /usr/bin/runc)'"
+		echo "export SANDBOXPIN_SKOPEO='$(command -v skopeo || echo /usr/bin/skopeo)'"
+		echo "export SANDBOXPIN_KUBEADM='$CACHE/kubeadm/$KUBEADM_VERSION/kubeadm'"
+		echo "export SANDBOXPIN_KUBEADM_VERSION='$KUBEADM_VERSION'"
+	fi
+} >"$CACHE/env.sh"
+log "ready: $CACHE/env.sh"

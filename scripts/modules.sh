@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Runs a go command in one module of this repository on its own, outside the
+# workspace (go.work), the way an importer's build sees it: with the
+# requirement versions its go.mod declares (the floor). The sibling modules
+# it requires at the placeholder version are replaced by their local
+# directories in a temporary copy of go.mod (-modfile), so the committed
+# go.mod carries no replace directive (`go install …/cmd/sandboxpin@latest`
+# refuses one).
+#
+#   bash scripts/modules.sh list                  # the module directories
+#   bash scripts/modules.sh tidy DIR [-diff]      # go mod tidy for DIR (-diff: check only)
+#   bash scripts/modules.sh floor DIR ARGS...     # go ARGS... in DIR, declared versions
+#   bash scripts/modules.sh newest DIR ARGS...    # go get -u ./..., then go ARGS...
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+MODULE=github.com/sandboxpin/sandboxpin
+
+# The modules, root first; go.work lists the same.
+modules() { (cd "$top" && go work edit -json | sed -n 's/.*"DiskPath": "\(.*\)".*/\1/p'); }
+
+# modfile DIR TMP: write TMP/go.mod and TMP/go.sum for DIR with a replace
+# for every sibling module.
+modfile() {
+	local dir=$1 tmp=$2 m path
+	cp "$top/$dir/go.mod" "$tmp/go.mod"
+	if [ -f "$top/$dir/go.sum" ]; then cp "$top/$dir/go.sum" "$tmp/go.sum"; else : >"$tmp/go.sum"; fi
+	for m in $(modules); do
+		path=$MODULE${m#.}
+		[ "${m#./}" = "${dir#./}" ] && continue
+		go mod edit -modfile="$tmp/go.mod" -replace="$path=$top/$m"
+	done
+}
+
+# unreplace TMP: drop the replaces that modfile added.
+unreplace() {
+	local tmp=$1 m
+	for m in $(modules); do
+		go mod edit -modfile="$tmp/go.mod" -dropreplace="$MODULE${m#.}"
+	done
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+list) modules ;;
+tidy)
+	dir=$1
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	modfile "$dir" "$tmp"
+	(cd "$top/$dir" && GOWORK=off GOFLAGS=-mod=mod go mod tidy -modfile="$tmp/go.mod")
+	unreplace "$tmp"
+	if [ "${2:-}" = -diff ]; then
+		rc=0
+		diff -u "$top/$dir/go.mod" "$tmp/go.mod" || rc=1
+		diff -u "$top/$dir/go.sum" "$tmp/go.sum" || rc=1
+		[ $rc = 0 ] || echo "$dir: go.mod/go.sum are not tidy; run: bash scripts/modules.sh tidy $dir"
+		exit $rc
+	fi
+	cp "$tmp/go.mod" "$top/$dir/go.mod"
+	cp "$tmp/go.sum" "$top/$dir/go.sum"
+	;;
+floor | newest)
+	dir=$1
+	shift
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	modfile "$dir" "$tmp"
+	cd "$top/$dir"
+	if [ "$cmd" = newest ]; then
+		# Every direct requirement but the sibling modules (which have no
+		# published versions to upgrade to); -u takes their dependencies
+		# along.
+		reqs=$(GOWORK=off GOFLAGS="-modfile=$tmp/go.mod" go list -m -f '{{if not (or .Main .Indirect)}}{{.Path}}{{end}}' all | grep -v "^$MODULE" || true)
+		# shellcheck disable=SC2086 # a word list
+		GOWORK=off GOFLAGS=-mod=mod go get -modfile="$tmp/go.mod" -t -u $reqs >/dev/null
+		echo "$dir: newest requirements:"
+		GOWORK=off go list -modfile="$tmp/go.mod" -m -f '{{if not .Main}}  {{.Path}} {{.Version}}{{end}}' all | grep -v "^  $MODULE" | head -n 200 >"$tmp/list" || true
+		wc -l <"$tmp/list" | xargs printf '  (%s modules in the build list)\n'
+	fi
+	# Through GOFLAGS, so that go commands the tests run see it too.
+	GOWORK=off GOFLAGS="-modfile=$tmp/go.mod" go "$@"
+	;;
+*)
+	sed -n '2,13p' "$0"
+	exit 2
+	;;
+esac
