@@ -20,6 +20,9 @@
 // [context.DeadlineExceeded] (the deadline passed).
 //
 // This package imports gRPC and k8s.io/cri-api; the parser in
-// [github.com/sandboxpin/sandboxpin/criinfo] does not. A [*Client] is safe for
+// [github.com/sandboxpin/sandboxpin/criinfo] does not. It is a module of its
+// own (github.com/sandboxpin/sandboxpin/criinfo/cri), so that importers of the
+// pure packages never see those requirements; it requires cri-api v0.34.10 and
+// the gRPC that version needs, nothing newer. A [*Client] is safe for
 // concurrent use.
 package cri
