@@ -53,7 +53,7 @@ step "go vet, per module"
 for m in $modules; do (cd "$m" && go vet ./...); done
 
 step "golangci-lint, per module"
-for m in $modules; do (cd "$m" && "$SANDBOXPIN_GOLANGCI_LINT" run ./...); done
+for m in $modules; do (cd "$m" && "$SANDBOXPIN_GOLANGCI_LINT" run --allow-parallel-runners ./...); done
 
 step "go test -race -shuffle=on, per module"
 for m in $modules; do (cd "$m" && go test -race -shuffle=on -timeout 20m ./...); done

@@ -169,7 +169,7 @@ func adopt(top string, c consumer) (result, error) {
 	if err != nil {
 		return r, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), b, 0o600); err != nil { //nolint:gosec // G703: dir is our own temporary directory
 		return r, err
 	}
 	before, err := readMod(dir)
