@@ -1,7 +1,9 @@
 package criotest
 
 import (
+	"archive/tar"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -415,6 +417,65 @@ func (c *CRIO) Load(t testing.TB, images ...containerdtest.Image) []string {
 		_ = os.Remove(archive)
 	}
 	return ids
+}
+
+// LoadByDigest stores img (its content made from its names, as Load does)
+// under repo@<manifest digest> only, as an image pulled by digest is stored,
+// and returns that reference. CRI-O need not run.
+func (c *CRIO) LoadByDigest(t testing.TB, repo string, img containerdtest.Image) string {
+	t.Helper()
+	archive := filepath.Join(c.Dir, "image-by-digest.tar")
+	defer os.Remove(archive)
+	if _, err := containerdtest.WriteArchive(archive, []containerdtest.Image{img}); err != nil {
+		t.Fatalf("criotest: write archive: %v", err)
+	}
+	dgst, err := manifestDigest(archive)
+	if err != nil {
+		t.Fatalf("criotest: %s: %v", archive, err)
+	}
+	ref := repo + "@" + dgst
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	dst := fmt.Sprintf("containers-storage:[vfs@%s+%s]%s", c.StorageRoot, c.RunRoot, ref)
+	cmd := exec.CommandContext(ctx, c.bin.Skopeo, "--policy", filepath.Join(c.Dir, "etc/containers/policy.json"),
+		"copy", "--quiet", "oci-archive:"+archive, dst)
+	cmd.Env = c.env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("criotest: skopeo copy to %s: %v\n%s", dst, err, out)
+	}
+	return ref
+}
+
+// manifestDigest returns the digest of the first manifest in the index of
+// an OCI archive.
+func manifestDigest(archive string) (string, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return "", fmt.Errorf("no index.json: %w", err)
+		}
+		if h.Name != "index.json" {
+			continue
+		}
+		var index struct {
+			Manifests []struct {
+				Digest string `json:"digest"`
+			} `json:"manifests"`
+		}
+		if err := json.NewDecoder(tr).Decode(&index); err != nil {
+			return "", fmt.Errorf("index.json: %w", err)
+		}
+		if len(index.Manifests) == 0 {
+			return "", errors.New("index.json lists no manifest")
+		}
+		return index.Manifests[0].Digest, nil
+	}
 }
 
 // waitReady polls the CRI Version and ListImages RPCs until CRI-O answers.
