@@ -55,6 +55,8 @@ var crioPinSets = []struct {
 		pinned: []string{"quay.io/*/etcd:v3.5.0", "ghcr.io/*/other*", "x*y"}},
 	{name: "digest-and-id-text", pause: "registry.k8s.io/pause:3.10.1",
 		pinned: []string{"*sha256*", "*@*", "sha256:*"}},
+	{name: "digest-only-image", pause: "registry.k8s.io/pause:3.10.1",
+		pinned: []string{"example.com/bydigest/*", "*BYDIGEST/app@*"}},
 	{name: "everything", pause: "registry.k8s.io/pause:3.10.1",
 		pinned: []string{"**"}},
 	{name: "pause-alias", pause: "k8s.gcr.io/pause:3.10.1", pinned: []string{"*busybox*"}},
@@ -85,11 +87,18 @@ func TestLiveCRIOCompat(t *testing.T) {
 	begin := time.Now()
 	c := criotest.Start(t, criotest.Options{PauseImage: crioPinSets[0].pause, Images: crioStored})
 	t.Logf("CRI-O %s with %d images started in %v", criotest.Version, len(crioStored), time.Since(begin))
+	// One more image, stored by digest only, loaded while CRI-O runs.
+	byDigest := c.LoadByDigest(t, "example.com/bydigest/app", containerdtest.Image{Names: []string{"example.com/bydigest/app:content"}})
+	columns := make([]string, 0, len(crioStored)+1)
+	for _, img := range crioStored {
+		columns = append(columns, img.Names[0])
+	}
+	columns = append(columns, byDigest)
 
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-22s %-8s", "set", "how")
-	for _, img := range crioStored {
-		fmt.Fprintf(&table, " %s", shortName(img.Names[0]))
+	for _, col := range columns {
+		fmt.Fprintf(&table, " %s", shortName(col))
 	}
 	table.WriteString("\n")
 	check := func(set int, how string) {
@@ -97,22 +106,28 @@ func TestLiveCRIOCompat(t *testing.T) {
 		m, err := pin.Compile(s.pinned, pin.WithMode(pin.CRIOCompat))
 		require.NoError(t, err, "set %s", s.name)
 		imgs := c.Images(t)
-		require.Len(t, imgs, len(crioStored))
+		require.Len(t, imgs, len(columns))
 		fmt.Fprintf(&table, "%-22s %-8s", s.name, how)
-		for _, stored := range crioStored {
-			i := slices.IndexFunc(imgs, func(img *runtimeapi.Image) bool { return slices.Contains(img.GetRepoTags(), stored.Names[0]) })
-			require.GreaterOrEqual(t, i, 0, "%s not listed", stored.Names[0])
+		for col, name := range columns {
+			i := slices.IndexFunc(imgs, func(img *runtimeapi.Image) bool {
+				return slices.Contains(img.GetRepoTags(), name) || slices.Contains(img.GetRepoDigests(), name)
+			})
+			require.GreaterOrEqual(t, i, 0, "%s not listed", name)
 			img := imgs[i]
+			want := []string(nil)
+			if col < len(crioStored) {
+				want = slices.Clone(crioStored[col].Names)
+				slices.Sort(want)
+			}
 			slices.Sort(img.RepoTags)
-			want := slices.Clone(stored.Names)
-			slices.Sort(want)
 			require.Equal(t, want, img.GetRepoTags(), "CRI-O stores the names as loaded")
+			require.NotEmpty(t, img.GetRepoDigests(), "CRI-O lists repo digests for %s", name)
 			predicted := m.IsPinnedImage(img) || pauseRule(s.pause, img)
 			mark := map[bool]string{true: "P", false: "-"}[img.GetPinned()]
 			if predicted != img.GetPinned() {
 				mark += "!"
 			}
-			fmt.Fprintf(&table, " %*s", len(shortName(stored.Names[0])), mark)
+			fmt.Fprintf(&table, " %*s", len(shortName(name)), mark)
 			assert.Equal(t, img.GetPinned(), predicted,
 				"set %s (%s): pinned_images %q, pause_image %q, image %q: CRI-O pinned=%v, CRIOCompat+pause rule=%v",
 				s.name, how, s.pinned, s.pause, img.GetRepoTags(), img.GetPinned(), predicted)
@@ -134,7 +149,12 @@ func TestLiveCRIOCompat(t *testing.T) {
 	t.Logf("CRI-O's own pinned (P pinned, - not, ! CRIOCompat disagrees), %v in all:\n%s", time.Since(begin), table.String())
 }
 
-// shortName is the last path element of a name, for the table's header.
+// shortName is the last path element of a name, for the table's header,
+// with a digest cut short.
 func shortName(name string) string {
-	return name[strings.LastIndexByte(name, '/')+1:]
+	name = name[strings.LastIndexByte(name, '/')+1:]
+	if i := strings.Index(name, "@sha256:"); i >= 0 {
+		name = name[:i+len("@sha256:")+6]
+	}
+	return name
 }
