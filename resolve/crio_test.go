@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/pin"
 )
 
@@ -176,5 +177,24 @@ func TestCRIOPinNotes(t *testing.T) {
 				assert.True(t, containsSub(msgs, tt.wantConf), "no conflict contains %q in %q", tt.wantConf, msgs)
 			}
 		})
+	}
+}
+
+// TestCRIOInfoVersionNote: CRI-O reports config.sandboxImage since 1.27.0;
+// an older live CRI-O answers without it, and resolve says why.
+func TestCRIOInfoVersionNote(t *testing.T) {
+	t.Parallel()
+	root := mapFS(map[string]string{crioMain: "[crio.image]\npause_image = \"registry.k8s.io/pause:3.6\"\n"})
+	for _, tt := range []struct {
+		live     criinfo.Info
+		wantNote bool
+	}{
+		{live: criinfo.Info{Runtime: criinfo.RuntimeCRIO, RuntimeVersion: "1.26.4"}, wantNote: true},
+		{live: criinfo.Info{Runtime: criinfo.RuntimeCRIO, RuntimeVersion: "1.27.0", SandboxImage: "registry.k8s.io/pause:3.6", SandboxImageReported: true}},
+	} {
+		res, err := Resolve(context.Background(), Options{Root: root, Live: fakeLive{info: tt.live}})
+		require.NoError(t, err)
+		assert.Equal(t, "registry.k8s.io/pause:3.6", res.SandboxImage)
+		assert.Equal(t, tt.wantNote, containsSub(res.Notes, "config.sandboxImage arrived in 1.27.0"), "CRI-O %s: notes %q", tt.live.RuntimeVersion, res.Notes)
 	}
 }

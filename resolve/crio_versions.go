@@ -26,7 +26,13 @@ import "strings"
 //     exit ("repository name must be lowercase", seen live with 1.36.3); an
 //     uppercase host is accepted and pins the stored lower-case name, since
 //     the compare ignores case.
+//
+// And for what CRI-O reports: config.sandboxImage in the Status Info since
+// 1.27.0 (server/runtime_status.go: absent at v1.26.0, present at v1.27.0
+// and v1.36.3), beside a nested config.crio object since 1.33.0 (absent at
+// v1.32.0, present at v1.33.0; package criinfo identifies CRI-O by it).
 const (
+	crioInfoMajor, crioInfoMinor         = 1, 27 // first release that reports sandboxImage
 	crioPinsMajor, crioPinsMinor         = 1, 28 // first release that pins
 	crioAllNamesMajor, crioAllNamesMinor = 1, 29 // first that matches every name
 )
@@ -34,6 +40,10 @@ const (
 // crioPinCheck notes what CRI-O's version means for pinning the sandbox image.
 // v is the runtime version, known says whether it parsed.
 func (r *resolver) crioPinCheck(v version, known bool) {
+	if known && r.live != nil && !r.live.SandboxImageReported && v.before(crioInfoMajor, crioInfoMinor, 0) {
+		r.note("CRI-O %s does not report its pause image over CRI (config.sandboxImage arrived in 1.27.0): "+
+			"it was read from the config files or the built-in default", r.runtimeVer)
+	}
 	if known && v.before(crioPinsMajor, crioPinsMinor, 0) {
 		r.note("CRI-O %s never reports Image.pinned (pinned_images and the pinning of pause_image arrived in 1.28.0): "+
 			"kubelet 1.29 and later may garbage-collect the sandbox image; upgrade CRI-O or pin it through a CRI shim", r.runtimeVer)
