@@ -406,10 +406,9 @@ func (c *CRIO) Load(t testing.TB, images ...containerdtest.Image) []string {
 			// Copying the same image under another name adds the name to the
 			// stored image.
 			dst := fmt.Sprintf("containers-storage:[vfs@%s+%s]%s", c.StorageRoot, c.RunRoot, name)
-			cmd := exec.CommandContext(ctx, c.bin.Skopeo, "--policy", filepath.Join(c.Dir, "etc/containers/policy.json"),
+			cmd := c.skopeo(ctx, t, "--policy", filepath.Join(c.Dir, "etc/containers/policy.json"),
 				"--registries-conf", filepath.Join(c.Dir, "etc/containers/registries.conf"),
 				"copy", "--quiet", src, dst)
-			cmd.Env = c.env()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("criotest: skopeo copy %s %s: %v\n%s", src, dst, err, out)
 			}
@@ -437,13 +436,50 @@ func (c *CRIO) LoadByDigest(t testing.TB, repo string, img containerdtest.Image)
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	dst := fmt.Sprintf("containers-storage:[vfs@%s+%s]%s", c.StorageRoot, c.RunRoot, ref)
-	cmd := exec.CommandContext(ctx, c.bin.Skopeo, "--policy", filepath.Join(c.Dir, "etc/containers/policy.json"),
+	cmd := c.skopeo(ctx, t, "--policy", filepath.Join(c.Dir, "etc/containers/policy.json"),
 		"copy", "--quiet", "oci-archive:"+archive, dst)
-	cmd.Env = c.env()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("criotest: skopeo copy to %s: %v\n%s", dst, err, out)
 	}
 	return ref
+}
+
+// privateVarLib is the shell command that hides the host's /var/lib under
+// a tmpfs in a private mount namespace, then runs its arguments. As root,
+// skopeo (containers/image) always opens its blob-info cache at
+// /var/lib/containers/cache; it has no flag to move it.
+const privateVarLib = `mount -t tmpfs -o mode=0755 sandboxpin /var/lib && exec "$0" "$@"`
+
+var (
+	unshareOnce sync.Once
+	unsharePath string // "" when a private mount namespace cannot be made here
+)
+
+// skopeo returns the command that runs skopeo with args in c's environment,
+// in a private mount namespace with its own /var/lib when the machine allows
+// it (util-linux unshare, CAP_SYS_ADMIN), so that nothing is written under
+// the host's /var/lib.
+func (c *CRIO) skopeo(ctx context.Context, t testing.TB, args ...string) *exec.Cmd {
+	t.Helper()
+	unshareOnce.Do(func() {
+		p, err := exec.LookPath("unshare")
+		if err != nil {
+			return
+		}
+		if exec.Command(p, "--mount", "--propagation", "private", "sh", "-c", privateVarLib, "true").Run() == nil {
+			unsharePath = p
+		}
+	})
+	var cmd *exec.Cmd
+	if unsharePath != "" {
+		cmd = exec.CommandContext(ctx, unsharePath, append([]string{"--mount", "--propagation", "private",
+			"sh", "-c", privateVarLib, c.bin.Skopeo}, args...)...)
+	} else {
+		t.Logf("criotest: no private mount namespace here (unshare --mount failed): skopeo writes its blob-info cache under /var/lib/containers/cache")
+		cmd = exec.CommandContext(ctx, c.bin.Skopeo, args...)
+	}
+	cmd.Env = c.env()
+	return cmd
 }
 
 // manifestDigest returns the digest of the first manifest in the index of

@@ -19,6 +19,7 @@ import (
 // Reload and Restart apply a new pinned_images.
 func TestStart(t *testing.T) {
 	t.Parallel()
+	host := hostState()
 	begin := time.Now()
 	c := Start(t, Options{
 		PauseImage: "registry.k8s.io/pause:3.10.1",
@@ -57,13 +58,39 @@ func TestStart(t *testing.T) {
 	t.Logf("restart: %v", time.Since(begin))
 	assert.False(t, pinned()["docker.io/library/busybox:1.36"], "after restart")
 
-	// Nothing under the host's CRI-O paths came from this instance.
-	for _, p := range []string{"/var/run/crio/crio.sock", "/var/lib/crio/clean.shutdown"} {
-		_, err := os.Stat(p)
-		assert.True(t, errors.Is(err, os.ErrNotExist), "%s exists", p)
-	}
+	c.LoadByDigest(t, "example.com/bydigest/app", containerdtest.Image{Names: []string{"example.com/x:1"}})
+	require.Len(t, c.Images(t), 3)
+
+	// Nothing under the host's CRI-O, containers/image and
+	// containers/storage paths changed: the default paths of CRI-O 1.36.3
+	// (`crio config`) and skopeo's blob-info cache.
+	assert.Equal(t, host, hostState(), "host paths (absent, or their modification times)")
 	_, err := os.Stat(filepath.Join(c.StorageRoot, "vfs-images"))
 	require.NoError(t, err)
+}
+
+// hostPaths are where CRI-O, skopeo and containers/storage write by default.
+var hostPaths = []string{
+	"/etc/crio", "/etc/crio/auth", "/var/run/crio", "/var/lib/crio", "/var/log/crio",
+	"/var/lib/containers", "/var/lib/containers/cache/blob-info-cache-v1.boltdb", "/run/containers",
+	"/var/run/nri", "/var/run/cdi",
+}
+
+// hostState returns each host path's modification time, or "absent".
+func hostState() map[string]string {
+	m := map[string]string{}
+	for _, p := range hostPaths {
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			m[p] = "absent"
+		case err != nil:
+			m[p] = err.Error()
+		default:
+			m[p] = fi.ModTime().String()
+		}
+	}
+	return m
 }
 
 // TestRunRefused checks that a configuration CRI-O refuses gives ErrExited,

@@ -3,7 +3,10 @@
 // directory, with every path CRI-O defaults under /var, /etc or /usr moved
 // into one temporary directory. Images are loaded offline from OCI archives
 // built by [containerdtest.WriteArchive], with skopeo into CRI-O's
-// containers-storage.
+// containers-storage; skopeo runs in a private mount namespace whose /var/lib
+// is a tmpfs, since as root it always writes /var/lib/containers/cache (the
+// test checks that no default host path of CRI-O, skopeo or containers/storage
+// changes).
 //
 // The configuration is laid out as a node root would be: Dir/etc/crio/crio.conf
 // and Dir/etc/crio/crio.conf.d/, so that resolve can read os.DirFS(c.Dir) as
