@@ -98,7 +98,8 @@ func (m *Matcher) IsPinnedImage(img Image) bool {
 }
 
 // Explain reports the first rule that pins img and the name it matched,
-// trying repo tags, then repo digests, then the ID.
+// trying repo tags, then repo digests, then the ID (in CRIOCompat mode the
+// names IsPinnedImage says).
 func (m *Matcher) Explain(img Image) (Match, bool) {
 	hit, ok := m.explain(img)
 	if !ok {
