@@ -23,6 +23,7 @@ import (
 // and the rest of each image are the same both ways.
 func TestLiveCRIO(t *testing.T) {
 	t.Parallel()
+	criotest.Require(t) // skips under -short before looking for crictl
 	crictl := crictlBinary(t)
 	const (
 		configured = "k8s.gcr.io/pause:3.10.1"
