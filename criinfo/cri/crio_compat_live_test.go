@@ -62,6 +62,8 @@ var crioPinSets = []struct {
 	{name: "pause-alias", pause: "k8s.gcr.io/pause:3.10.1", pinned: []string{"*busybox*"}},
 	{name: "pause-tagless", pause: "registry.k8s.io/pause", pinned: nil},
 	{name: "pause-short", pause: "pause:3.10.1", pinned: nil},
+	{name: "pause-prefix-of-stored", pause: "registry.k8s.io/pause:3.10", pinned: nil}, // anchored at the end
+	{name: "pause-suffix-of-stored", pause: "k8s.io/pause:3.10.1", pinned: nil},        // anchored at the start
 	{name: "pause-uppercase-host", pause: "REGISTRY.K8S.IO/pause:3.10.1", pinned: nil},
 	{name: "pause-other", pause: "registry.k8s.io/pause:3.9", pinned: []string{"ghcr.io/org/other:v2"}},
 }
