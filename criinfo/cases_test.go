@@ -55,9 +55,19 @@ var parseTests = []struct {
 		want: Info{Runtime: RuntimeUnknown, SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
 	},
 	{
-		name: "cri-o with crio object",
-		in:   map[string]string{"config": `{"sandboxImage":"pause:3.10"}`, "crio": `{"image":{"pinned_images":["k8s.gcr.io/*"]}}`},
+		name: "cri-o 1.33+ with config.crio",
+		in:   map[string]string{"config": `{"sandboxImage":"pause:3.10","crio":{"image":{"pinned_images":["k8s.gcr.io/*"]}}}`},
 		want: Info{Runtime: RuntimeCRIO, SandboxImage: "pause:3.10", SandboxImageReported: true},
+	},
+	{
+		name: "config.crio that is not an object",
+		in:   map[string]string{"config": `{"sandboxImage":"pause:3.10","crio":"x"}`},
+		want: Info{Runtime: RuntimeUnknown, SandboxImage: "pause:3.10", SandboxImageReported: true},
+	},
+	{
+		name: "a top-level crio key identifies nothing",
+		in:   map[string]string{"config": `{"sandboxImage":"pause:3.10"}`, "crio": `{"image":{}}`},
+		want: Info{Runtime: RuntimeUnknown, SandboxImage: "pause:3.10", SandboxImageReported: true},
 	},
 	{
 		name: "sandbox image kept raw",
@@ -148,7 +158,7 @@ var parseJSONTests = []struct {
 	},
 	{
 		name: "cri-o",
-		in:   `{"status":{"conditions":[]},"config":{"sandboxImage":"registry.k8s.io/pause:3.10"},"crio":{"image":{}}}`,
+		in:   `{"status":{"conditions":[]},"config":{"sandboxImage":"registry.k8s.io/pause:3.10","crio":{"image":{}}}}`,
 		want: Info{Runtime: RuntimeCRIO, SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
 	},
 	{

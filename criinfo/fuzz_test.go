@@ -48,7 +48,10 @@ func checkResult(t *testing.T, got Info, err error) {
 // encodeConfig returns the "config" object that reports in, or nil.
 func encodeConfig(t *testing.T, in Info) []byte {
 	t.Helper()
-	cfg := map[string]string{}
+	cfg := map[string]any{}
+	if in.Runtime == RuntimeCRIO {
+		cfg["crio"] = map[string]any{}
+	}
 	if in.SandboxImageReported {
 		cfg["sandboxImage"] = in.SandboxImage
 	}
@@ -77,8 +80,6 @@ func encodeMap(t *testing.T, in Info) map[string]string {
 		if in.ContainerdEndpoint == "" {
 			m["lastCNILoadStatus"] = "OK"
 		}
-	case RuntimeCRIO:
-		m["crio"] = "{}"
 	}
 	return m
 }

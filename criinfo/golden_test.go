@@ -25,8 +25,8 @@ var goldenTests = []struct {
 		want: Info{Runtime: RuntimeContainerd, ContainerdEndpoint: "/tmp/sbp-golden/c.sock"},
 	},
 	{
-		name: "crio-1.33", // reconstructed from source
-		want: Info{Runtime: RuntimeUnknown, SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
+		name: "crio-1.36.3", // captured; config.crio identifies CRI-O
+		want: Info{Runtime: RuntimeCRIO, SandboxImage: "registry.k8s.io/pause:3.10.1", SandboxImageReported: true},
 	},
 	{
 		name: "cri-dockerd-0.3.16", // reconstructed from source

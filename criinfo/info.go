@@ -52,7 +52,10 @@ func isContainerdKey(k string) bool {
 	return k == "lastCNILoadStatus" || k == "cniconfig"
 }
 
-// crioKey is the key of the object CRI-O reports beside "config".
+// crioKey is the key of the object CRI-O 1.33.0 and later report inside
+// "config", beside "sandboxImage". No CRI-O release reports it at the top
+// level of Info: server/runtime_status.go returns only "config" from v1.27.0
+// (the first with sandboxImage) to v1.36.3.
 const crioKey = "crio"
 
 // configKey is the Info key that holds the runtime's configuration.
@@ -64,7 +67,7 @@ type facts struct {
 	reported   bool
 	endpoint   string
 	containerd bool // a containerd-only key or config field was seen
-	crio       bool // the "crio" key was seen
+	crio       bool // a config.crio object was seen
 }
 
 func (f *facts) info() Info {
@@ -114,8 +117,6 @@ func Parse(info map[string]string) (Info, error) {
 			if err := scanConfigString(info[k], 0, &f); err != nil {
 				return Info{}, err
 			}
-		case k == crioKey:
-			f.crio = true
 		case isContainerdKey(k):
 			f.containerd = true
 		}

@@ -145,8 +145,6 @@ func scanDocument(b []byte, f *facts) error {
 			}
 			s.key = ""
 			continue
-		case key == crioKey:
-			f.crio = true
 		case isContainerdKey(key):
 			f.containerd = true
 		}
@@ -251,6 +249,13 @@ func scanConfigObject(s *scanner, f *facts) error {
 			if ep, ok := tok.(string); ok {
 				f.endpoint = ep
 				f.containerd = true
+			}
+		case crioKey:
+			// CRI-O 1.33.0 and later nest their runtime config here
+			// (server/runtime_status.go, v1.33.0 and v1.36.3; the 1.36.3
+			// capture in testdata). Only an object counts.
+			if tok == json.Delim('{') {
+				f.crio = true
 			}
 		case "containerdRootDir":
 			if _, ok := tok.(string); ok {

@@ -67,7 +67,8 @@ func WithSource(name string) Option {
 // ("**" pins everything), "text*" an unanchored case-insensitive substring
 // too, and anything else a case-insensitive whole-string match, a "*" inside
 // it being literal. Names are compared raw, without normalization or aliases,
-// and "" matches nothing. Where CRI-O panics at start-up ("*", or a pattern
+// and "" matches nothing. As in CRI-O, an image's names are its repo tags,
+// or its repo digests when it has no tag; never its ID. Where CRI-O panics at start-up ("*", or a pattern
 // that is not UTF-8), Compile returns an error.
 func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 	o := options{}

@@ -89,14 +89,17 @@ func (m *Matcher) IsPinned(image string) bool {
 }
 
 // IsPinnedImage reports whether any of img's repo tags, repo digests or its
-// ID is pinned. A nil img is not pinned.
+// ID is pinned. A nil img is not pinned. In CRIOCompat mode, as CRI-O does,
+// only the names CRI-O stores count: the repo tags, or the repo digests of an
+// image without tags; never the ID.
 func (m *Matcher) IsPinnedImage(img Image) bool {
 	_, ok := m.explain(img)
 	return ok
 }
 
 // Explain reports the first rule that pins img and the name it matched,
-// trying repo tags, then repo digests, then the ID.
+// trying repo tags, then repo digests, then the ID (in CRIOCompat mode the
+// names IsPinnedImage says).
 func (m *Matcher) Explain(img Image) (Match, bool) {
 	hit, ok := m.explain(img)
 	if !ok {
@@ -122,12 +125,21 @@ func (m *Matcher) explain(img Image) (hit, bool) {
 			return hit{m, r, s}, true
 		}
 	}
-	for _, s := range img.GetRepoDigests() {
-		if r := m.find(s, &memo); r != noRule {
-			return hit{m, r, s}, true
+	// CRI-O matches its patterns against the names it stores, never the ID:
+	// the tags, or the repo digests of an image pulled by digest only. The
+	// repo digests it lists beside tags are made up from the tags
+	// (internal/storage/image.go, parseImageNames, makeRepoDigests and
+	// buildImageResult, cri-o v1.36.3), so "*@*" pins none of those; seen
+	// live, TestLiveCRIOCompat in criinfo/cri.
+	crio := m.mode == CRIOCompat
+	if !crio || len(img.GetRepoTags()) == 0 {
+		for _, s := range img.GetRepoDigests() {
+			if r := m.find(s, &memo); r != noRule {
+				return hit{m, r, s}, true
+			}
 		}
 	}
-	if id := img.GetId(); id != "" {
+	if id := img.GetId(); id != "" && !crio {
 		if r := m.findID(id); r != noRule {
 			return hit{m, r, id}, true
 		}
@@ -140,12 +152,8 @@ func (m *Matcher) explain(img Image) (hit, bool) {
 	return hit{}, false
 }
 
-// findID matches an image ID: only ID rules (Strict) or the raw string
-// (CRIOCompat) can pin it.
+// findID matches an image ID: only ID rules (Strict) can pin it.
 func (m *Matcher) findID(id string) int {
-	if m.mode == CRIOCompat {
-		return m.findCRIO(id)
-	}
 	if r, ok := m.ids[id]; ok {
 		return r
 	}

@@ -238,3 +238,34 @@ func TestPatternErrorMessage(t *testing.T) {
 	assert.Equal(t, `pattern 1 "*": invalid pin pattern: "*" would pin every image; list the images instead`, err.Error())
 	assert.True(t, errors.Is(err, ErrInvalidPattern))
 }
+
+// TestCRIOCompatImageNames checks which of an image's names CRIOCompat reads:
+// CRI-O matches the names it stores (tags, or digests of an image pulled by
+// digest only), never the repo digests it makes up beside tags, nor the ID.
+// TestLiveCRIOCompat in criinfo/cri saw CRI-O 1.36.3 pin none of its tagged
+// images for "*@*" and "*sha256*".
+func TestCRIOCompatImageNames(t *testing.T) {
+	t.Parallel()
+	tagged := image{id: hexA, tags: []string{"quay.io/x:1"}, digests: []string{"quay.io/x@sha256:" + hexB}}
+	byDigest := image{id: hexA, digests: []string{"quay.io/x@sha256:" + hexB}}
+	tests := []struct {
+		pattern        string
+		tagged, digest bool
+	}{
+		{pattern: "*@*", tagged: false, digest: true},
+		{pattern: "*sha256*", tagged: false, digest: true},
+		{pattern: "*" + hexA[:12] + "*", tagged: false, digest: false}, // the ID
+		{pattern: "quay.io/*", tagged: true, digest: true},
+		{pattern: "quay.io/x:1", tagged: true, digest: false},
+	}
+	for _, tt := range tests {
+		m, err := Compile([]string{tt.pattern}, WithMode(CRIOCompat))
+		require.NoError(t, err)
+		assert.Equal(t, tt.tagged, m.IsPinnedImage(tagged), "%q on a tagged image", tt.pattern)
+		assert.Equal(t, tt.digest, m.IsPinnedImage(byDigest), "%q on an image pulled by digest only", tt.pattern)
+	}
+	// Strict mode still reads every name and the ID.
+	strict, err := Compile([]string{"sha256:" + hexA})
+	require.NoError(t, err)
+	assert.True(t, strict.IsPinnedImage(tagged))
+}

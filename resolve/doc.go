@@ -40,9 +40,15 @@
 //     (Docker's packaged config) means that containerd serves no pods.
 //   - CRI-O ([CRIOConfig]): /etc/crio/crio.conf, then every file under
 //     /etc/crio/crio.conf.d/ recursively in lexical order; keys merge, arrays
-//     replace. [crio.image] pause_image is the sandbox image (CRI-O pins it
-//     too), pinned_images the pin patterns (a lone "*", which makes CRI-O
-//     panic, is reported).
+//     replace. [crio.image] pause_image is the sandbox image, pinned_images
+//     the pin patterns (a lone "*", which makes CRI-O panic, is reported).
+//     Since 1.28.0 CRI-O also pins pause_image, as an exact pattern: a
+//     case-insensitive compare with each whole stored name, so a short,
+//     tagless or alias spelling pins nothing, an uppercase host still pins,
+//     and an uppercase path makes CRI-O refuse to start; notes say which
+//     applies (CRI-O before 1.28.0 pins nothing, 1.28.x only an image's first
+//     name). Pins then holds pause_image and pinned_images as written, for
+//     [pin.CRIOCompat].
 //   - cri-dockerd ([CRIDockerdFlags]): --pod-infra-container-image in the
 //     ExecStart of cri-docker.service (the first of /etc, /run, /lib and
 //     /usr/lib systemd/system) and its cri-docker.service.d/*.conf drop-ins
@@ -108,6 +114,7 @@
 //     crio --config) is not followed; a live report reveals the difference.
 //   - Environment variables in cri-dockerd's ExecStart are not expanded (a
 //     note says so).
-//   - The CRI-O rows before 1.24 and the cri-dockerd 0.3.0–0.3.9 registry of
-//     [RuntimeDefaultImage] were not checked against those releases' code.
+//   - The cri-dockerd 0.3.0–0.3.9 registry of [RuntimeDefaultImage] was not
+//     checked against those releases' code (the CRI-O rows were, at every tag
+//     from 1.16.0 to 1.36.3).
 package resolve

@@ -456,6 +456,10 @@ func (r *resolver) runtimeImage() {
 // sandbox image (DESIGN.md §1).
 func (r *resolver) exactPinCheck() {
 	v, err := parseVersion(r.runtimeVer)
+	if r.runtime == runtimeCRIO {
+		r.crioPinCheck(v, err == nil)
+		return
+	}
 	if err != nil {
 		return
 	}
@@ -671,7 +675,12 @@ func (r *resolver) checkReferences() {
 		}
 		seen[c.Image+c.Origin] = true
 		if _, err := r.norm.Parse(c.Image); err != nil {
-			r.conflict(c, Candidate{}, "%s at %s is not a valid image reference (%v): correct it", c.Image, c.Origin, err)
+			refuses := ""
+			if c.Source == CRIOConfig {
+				// pkg/config ParsePauseImage, v1.36.3; seen live.
+				refuses = "CRI-O refuses to start with it; "
+			}
+			r.conflict(c, Candidate{}, "%s at %s is not a valid image reference (%v): %scorrect it", c.Image, c.Origin, err, refuses)
 		}
 	}
 }

@@ -23,7 +23,7 @@ import (
 // update rewrites the golden files in criinfo/testdata from the live runtimes:
 //
 //	go test ./criinfo/cri -run TestLive -update
-var update = flag.Bool("update", false, "rewrite criinfo/testdata/containerd-*.json from the live runtimes")
+var update = flag.Bool("update", false, "rewrite criinfo/testdata/containerd-*.json and crio-*.json from the live runtimes")
 
 // goldenDir is where the captures go, beside the parser that reads them.
 const goldenDir = "../testdata"
