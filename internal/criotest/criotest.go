@@ -175,7 +175,7 @@ func Run(t testing.TB, opts Options) (*CRIO, error) {
 	t.Cleanup(func() {
 		c.Stop()
 		if t.Failed() {
-			t.Logf("crio log:\n%s", c.Log())
+			t.Logf("crio log (without the configuration dumps):\n%s", c.shortLog())
 		}
 		// CRI-O's vfs storage may leave mounts behind (shm of sandboxes);
 		// none is made here, since no pod runs.
@@ -222,6 +222,18 @@ func (c *CRIO) Log() string {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
 	return string(b)
+}
+
+// shortLog is Log without the lines that print the whole configuration.
+func (c *CRIO) shortLog() string {
+	var b strings.Builder
+	for _, line := range strings.Split(c.Log(), "\n") {
+		if !strings.Contains(line, "Current CRI-O configuration") {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // env is the environment of crio and skopeo: containers/image and
@@ -272,7 +284,7 @@ func (c *CRIO) start() error {
 	if err := c.waitReady(ctx, exited); err != nil {
 		c.Stop()
 		cfg, _ := os.ReadFile(c.ConfigPath)
-		return fmt.Errorf("criotest: crio did not become ready: %w\nconfig:\n%s\nlog:\n%s", err, cfg, c.Log())
+		return fmt.Errorf("criotest: crio did not become ready: %w\nconfig:\n%s\nlog:\n%s", err, cfg, c.shortLog())
 	}
 	return nil
 }
@@ -501,7 +513,8 @@ func (c *CRIO) config() string {
 	fmt.Fprintf(&b, "\n[crio.metrics]\nenable_metrics = false\n")
 	fmt.Fprintf(&b, "\n[crio.nri]\nenable_nri = false\nnri_listen = %s\nnri_plugin_dir = %s\nnri_plugin_config_dir = %s\n",
 		p("nri/nri.sock"), p("nri/plugins"), p("nri/conf.d"))
-	fmt.Fprintf(&b, "\n%s\nsignature_policy = %s\nsignature_policy_dir = %s\n", ImageSection, p("etc/containers/policy.json"), p("policies"))
+	fmt.Fprintf(&b, "\n%s\nsignature_policy = %s\nsignature_policy_dir = %s\nnamespaced_auth_dir = %s\n",
+		ImageSection, p("etc/containers/policy.json"), p("policies"), p("etc/crio/auth"))
 	if c.opts.PauseImage != "" {
 		fmt.Fprintf(&b, "pause_image = %s\n", q(c.opts.PauseImage))
 	}
