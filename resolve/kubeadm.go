@@ -241,3 +241,34 @@ func KubeadmPauseImage(kubeadmVersion, imageRepository string) (string, error) {
 	}
 	return repo + "/pause:" + pause, nil
 }
+
+// kubeadmSees says what kubeadm's pre-flight makes of a sandbox image that
+// differs from its own, on this node's runtime. kubeadm reads the runtime's
+// image only from CRI Status Info["config"].sandboxImage and compares strings
+// (cmd/kubeadm/app/util/runtime/runtime.go SandboxImage and
+// cmd/kubeadm/app/preflight/checks.go ImagePullCheck.Check, v1.37.2): it
+// warns when the runtime reports one; containerd 2.x reports none (seen here
+// on 2.2.9 and 2.4.2), so kubeadm says nothing.
+func (r *resolver) kubeadmSees() string {
+	const warns, blind = "kubeadm's pre-flight warns", "kubeadm's pre-flight cannot see it (containerd 2.x reports no sandbox image over CRI)"
+	if r.live != nil && r.live.Runtime == r.runtime {
+		if r.live.SandboxImageReported {
+			return warns
+		}
+		if r.runtime == runtimeContainerd {
+			return blind
+		}
+	}
+	if r.runtime == runtimeContainerd {
+		if v, err := parseVersion(r.runtimeVer); err == nil && v.major >= 2 {
+			return blind
+		}
+		if r.ctr != nil && r.ctr.Version >= 3 {
+			return blind // config version 3 and up are read by containerd 2.x only
+		}
+		if r.runtimeVer == "" {
+			return "kubeadm's pre-flight warns only if the runtime reports its sandbox image (containerd 1.x does, 2.x does not)"
+		}
+	}
+	return warns
+}

@@ -1,11 +1,14 @@
 package resolve
 
 import (
+	"context"
 	"io/fs"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
 )
 
 // kubeadmTests are shared by TestKubeadmPauseImage and FuzzKubeadmPauseImage.
@@ -166,4 +169,43 @@ func TestReadKubeadmErrors(t *testing.T) {
 	}
 	_, err := readKubeadm(mapFS(nil), kubeadmFile)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+// TestKubeadmConflictSaysWhatKubeadmSees checks that the kubeadm conflict
+// says whether kubeadm's own pre-flight will warn: only when the runtime
+// reports its sandbox image over CRI (containerd 1.x, CRI-O), never on
+// containerd 2.x.
+func TestKubeadmConflictSaysWhatKubeadmSees(t *testing.T) {
+	t.Parallel()
+	v2 := "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"registry.k8s.io/pause:3.10\"\n"
+	v3 := "version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = 'registry.k8s.io/pause:3.10'\n"
+	tests := []struct {
+		name  string
+		files map[string]string
+		opts  Options
+		want  string
+	}{
+		{name: "containerd 1.6", files: map[string]string{ctrMain: v2}, opts: Options{RuntimeVersion: "1.6.20"}, want: "and kubeadm's pre-flight warns;"},
+		{name: "containerd 2.2 by version", files: map[string]string{ctrMain: v2}, opts: Options{RuntimeVersion: "2.2.9"}, want: "cannot see it (containerd 2.x reports no sandbox image over CRI)"},
+		{name: "containerd by config version 3", files: map[string]string{ctrMain: v3}, want: "cannot see it"},
+		{name: "containerd of unknown version", files: map[string]string{ctrMain: v2}, want: "warns only if the runtime reports its sandbox image"},
+		{name: "live containerd 2 reports nothing", files: map[string]string{ctrMain: v2},
+			opts: Options{Live: fakeLive{info: criinfo.Info{Runtime: "containerd", RuntimeVersion: "v2.4.2"}}}, want: "cannot see it"},
+		{name: "live containerd 1.7 reports", files: map[string]string{ctrMain: v2},
+			opts: Options{Live: fakeLive{info: criinfo.Info{Runtime: "containerd", RuntimeVersion: "v1.7.35", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true}}}, want: "and kubeadm's pre-flight warns;"},
+		{name: "CRI-O", files: map[string]string{crioMain: "[crio.image]\npause_image = \"registry.k8s.io/pause:3.10\"\n"}, opts: Options{RuntimeVersion: "1.36.3"}, want: "and kubeadm's pre-flight warns;"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts := tt.opts
+			opts.Root = mapFS(tt.files)
+			opts.KubeadmVersion = "v1.37.2"
+			res, err := Resolve(context.Background(), opts)
+			require.NoError(t, err)
+			require.Len(t, res.Conflicts, 1, "%+v", res.Conflicts)
+			assert.Contains(t, res.Conflicts[0].Message, "kubeadm v1.37.2 pre-pulls and expects registry.k8s.io/pause:3.10.2")
+			assert.Contains(t, res.Conflicts[0].Message, tt.want)
+		})
+	}
 }

@@ -658,8 +658,8 @@ func (r *resolver) checkKubeadm() {
 		where = "the " + r.runtime + " config"
 	}
 	r.compare(c, r.winner, fmt.Sprintf("kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s): "+
-		"an offline node lacks the runtime's image and kubeadm warns; set the sandbox image at %s to %s, or %s",
-		kv, img, r.runtime, r.winner.Image, r.winner.Origin, where, img, change))
+		"an offline node lacks the runtime's image and %s; set the sandbox image at %s to %s, or %s",
+		kv, img, r.runtime, r.winner.Image, r.winner.Origin, r.kubeadmSees(), where, img, change))
 }
 
 // checkReferences reports candidate images that are not valid references.
