@@ -19,7 +19,8 @@ var kubeadmTests = []struct {
 	want    string // pause image
 	wantErr error  // sentinel, or nil
 }{
-	{name: "1.11", version: "v1.11.0", want: "k8s.gcr.io/pause:3.1"},
+	{name: "1.11 names pause-<arch>", version: "v1.11.0", wantErr: ErrUnknownVersion},
+	{name: "1.12", version: "v1.12.0", want: "k8s.gcr.io/pause:3.1"},
 	{name: "1.17", version: "1.17.17", want: "k8s.gcr.io/pause:3.1"},
 	{name: "1.18", version: "v1.18.0", want: "k8s.gcr.io/pause:3.2"},
 	{name: "1.20", version: "v1.20.15", want: "k8s.gcr.io/pause:3.2"},
@@ -39,9 +40,15 @@ var kubeadmTests = []struct {
 	{name: "1.25.0-rc.0", version: "v1.25.0-rc.0", want: "registry.k8s.io/pause:3.8"},
 	{name: "1.26", version: "v1.26.0", want: "registry.k8s.io/pause:3.9"},
 	{name: "1.30", version: "v1.30.14", want: "registry.k8s.io/pause:3.9"},
-	{name: "1.31 rc", version: "v1.31.0-rc.1", want: "registry.k8s.io/pause:3.10"},
+	{name: "1.31 rc not read: the tag changed during 1.31", version: "v1.31.0-rc.1", wantErr: ErrUnknownVersion},
+	{name: "1.28 pre-release: 1.27 had the same tag", version: "v1.28.0-alpha.1", want: "registry.k8s.io/pause:3.9"},
+	{name: "1.31 patch pre-release", version: "v1.31.4-rc.0", want: "registry.k8s.io/pause:3.10"},
 	{name: "1.33", version: "1.33.5", want: "registry.k8s.io/pause:3.10"},
 	{name: "1.34.0-alpha.0 before the bump", version: "v1.34.0-alpha.0", want: "registry.k8s.io/pause:3.10"},
+	{name: "1.34.0-beta.0 still 3.10", version: "v1.34.0-beta.0", want: "registry.k8s.io/pause:3.10"},
+	{name: "1.34.0-rc.1 not read", version: "v1.34.0-rc.1", wantErr: ErrUnknownVersion},
+	{name: "1.36.0-rc.0", version: "v1.36.0-rc.0", want: "registry.k8s.io/pause:3.10.2"},
+	{name: "1.36.0-beta.0 not read", version: "1.36.0-beta.0", wantErr: ErrUnknownVersion},
 	{name: "1.34.0-alpha.0 mirror", version: "v1.34.0-alpha.0", repo: "mirror.example/k8s", want: "mirror.example/k8s/pause:3.10"},
 	{name: "1.34", version: "v1.34.1", want: "registry.k8s.io/pause:3.10.1"},
 	{name: "1.35 no patch", version: "v1.35", want: "registry.k8s.io/pause:3.10.1"},
