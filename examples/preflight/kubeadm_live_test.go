@@ -43,6 +43,9 @@ import (
 //	                                               |                                              |   kubeadm's pre-flight cannot see it; pre-pull lists both
 //	c. CRI-O 1.36, pause_image                     | silent: Info reports the same string         | no conflict (exit 0); pre-pull is that one image
 //	   registry.k8s.io/pause:3.10.2 (kubeadm's)    |                                              |
+//	d. CRI-O 1.36, pause_image                     | warns, as in a (CRI-O reports its raw        | as in a, with `skopeo copy containers-storage:A
+//	   k8s.gcr.io/pause:3.10.2                     |   pause_image); CRI-O too finds images by    |   containers-storage:B` as the way to store both names
+//	                                               |   exact name                                 |   (checked here)
 func TestKubeadmSideBySide(t *testing.T) {
 	kubeadmtest.Require(t)
 	t.Parallel()
@@ -136,6 +139,40 @@ func TestKubeadmSideBySide(t *testing.T) {
 			assert.Equal(t, kubeadmPause, s.SandboxImage, s.tool)
 			assert.Equal(t, []string{kubeadmPause}, s.Prepull, s.tool)
 		}
+	})
+
+	t.Run("d CRI-O alias spelling", func(t *testing.T) {
+		t.Parallel()
+		const alias = "k8s.gcr.io/pause:3.10.2"
+		c := criotest.Start(t, criotest.Options{
+			PauseImage: alias,
+			Images:     []containerdtest.Image{{Names: append([]string{alias}, kubeadmImages...)}},
+		})
+		k := preflightKubeadm(t, c.Endpoint, version)
+		assert.Equal(t, alias, k.RuntimeSandbox, "kubeadm warns: CRI-O reports its raw pause_image")
+		for _, s := range sandboxpinVerdicts(t, c.Dir, c.Endpoint, version) {
+			assert.Equal(t, exitOK, s.code, "%s: no conflict; stderr: %s", s.tool, s.stderr)
+			assert.Empty(t, s.Conflicts, s.tool)
+			assert.Equal(t, []string{alias, kubeadmPause}, s.Prepull, "%s: both exact names", s.tool)
+			assert.True(t, hasNote(s.Notes, "skopeo copy containers-storage:"+alias+" containers-storage:"+kubeadmPause), "%s notes %q", s.tool, s.Notes)
+		}
+
+		// CRI-O finds an image by the exact name too; the note's skopeo copy
+		// (here with this instance's storage spelled out) adds the name.
+		d := criotest.Start(t, criotest.Options{
+			PauseImage: alias,
+			Images:     []containerdtest.Image{{Names: kubeadmImages}},
+		})
+		assert.False(t, imagePresent(t, d.Socket, alias), "CRI-O does not find %s by %s's name", alias, kubeadmPause)
+		store := "containers-storage:[vfs@" + d.StorageRoot + "+" + d.RunRoot + "]"
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, criotest.DefaultBinaries().Skopeo,
+			"--policy", filepath.Join(d.Dir, "etc/containers/policy.json"),
+			"copy", "--quiet", store+kubeadmPause, store+alias).CombinedOutput()
+		require.NoError(t, err, "skopeo copy: %s", out)
+		assert.Eventually(t, func() bool { return imagePresent(t, d.Socket, alias) }, 30*time.Second, 100*time.Millisecond,
+			"after skopeo copy, CRI-O finds %s", alias)
 	})
 }
 
