@@ -83,13 +83,13 @@ func TestKubeadmSideBySide(t *testing.T) {
 			SandboxImage: alias,
 			Images:       []containerdtest.Image{{Names: kubeadmImages}},
 		})
-		assert.False(t, imagePresent(t, d.Socket, alias), "containerd 1.6 does not find %s by %s's name", alias, kubeadmPause)
+		assert.False(t, slices.Contains(repoTags(t, d.Socket), alias), "containerd 1.6 does not find %s by %s's name", alias, kubeadmPause)
 		_, ctr := containerdtest.Binaries(containerdtest.V1)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		out, err := exec.CommandContext(ctx, ctr, "--address", d.Socket, "-n", "k8s.io", "images", "tag", kubeadmPause, alias).CombinedOutput()
 		require.NoError(t, err, "ctr images tag: %s", out)
-		assert.Eventually(t, func() bool { return imagePresent(t, d.Socket, alias) }, 30*time.Second, 50*time.Millisecond,
+		assert.Eventually(t, func() bool { return slices.Contains(repoTags(t, d.Socket), alias) }, 30*time.Second, 50*time.Millisecond,
 			"after ctr images tag, containerd 1.6 finds %s", alias)
 	})
 
@@ -163,7 +163,7 @@ func TestKubeadmSideBySide(t *testing.T) {
 			PauseImage: alias,
 			Images:     []containerdtest.Image{{Names: kubeadmImages}},
 		})
-		assert.False(t, imagePresent(t, d.Socket, alias), "CRI-O does not find %s by %s's name", alias, kubeadmPause)
+		assert.False(t, slices.Contains(repoTags(t, d.Socket), alias), "CRI-O does not find %s by %s's name", alias, kubeadmPause)
 		store := "containers-storage:[vfs@" + d.StorageRoot + "+" + d.RunRoot + "]"
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -171,7 +171,7 @@ func TestKubeadmSideBySide(t *testing.T) {
 			"--policy", filepath.Join(d.Dir, "etc/containers/policy.json"),
 			"copy", "--quiet", store+kubeadmPause, store+alias).CombinedOutput()
 		require.NoError(t, err, "skopeo copy: %s", out)
-		assert.Eventually(t, func() bool { return imagePresent(t, d.Socket, alias) }, 30*time.Second, 100*time.Millisecond,
+		assert.Eventually(t, func() bool { return slices.Contains(repoTags(t, d.Socket), alias) }, 30*time.Second, 100*time.Millisecond,
 			"after skopeo copy, CRI-O finds %s", alias)
 	})
 }
@@ -213,9 +213,8 @@ func lineOf(t *testing.T, path, s string) string {
 	return ""
 }
 
-// imagePresent reports whether the runtime at socket lists an image with
-// the repo tag name.
-func imagePresent(t *testing.T, socket, name string) bool {
+// repoTags returns every repo tag the runtime at socket lists.
+func repoTags(t *testing.T, socket string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -224,12 +223,11 @@ func imagePresent(t *testing.T, socket, name string) bool {
 	defer func() { _ = c.Close() }()
 	imgs, err := c.Images(ctx)
 	require.NoError(t, err)
+	var tags []string
 	for _, img := range imgs {
-		if slices.Contains(img.GetRepoTags(), name) {
-			return true
-		}
+		tags = append(tags, img.GetRepoTags()...)
 	}
-	return false
+	return tags
 }
 
 func hasNote(notes []string, sub string) bool {
