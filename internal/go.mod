@@ -3,9 +3,17 @@ module github.com/sandboxpin/sandboxpin/internal
 go 1.26.0
 
 require (
+	github.com/sandboxpin/sandboxpin v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	google.golang.org/grpc v1.72.1
 	k8s.io/cri-api v0.34.10
+)
+
+require (
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/pelletier/go-toml/v2 v2.0.6 // indirect
+	gopkg.in/yaml.v2 v2.4.0 // indirect
+	sigs.k8s.io/yaml v1.3.0 // indirect
 )
 
 require (

@@ -62,7 +62,8 @@
 //     --container-runtime-endpoint tells which runtime the kubelet uses.
 //   - kubeadm ([KubeadmConfig], [KubeadmDefault]): Options.KubeadmConfigPath,
 //     a YAML file of one or more documents whose ClusterConfiguration
-//     (kubeadm.k8s.io/v1beta3 or v1beta4) gives imageRepository (and
+//     (kubeadm.k8s.io/v1beta3, v1beta4 or v1, the API of kubeadm 1.37, all
+//     with a top-level imageRepository) gives imageRepository (and
 //     kubernetesVersion, used with a note when Options.KubeadmVersion is
 //     empty), and [KubeadmPauseImage] for the kubeadm version.
 //   - the live runtime ([RuntimeInfo]): Options.Live's report, when it has one
@@ -101,8 +102,15 @@
 // images (containerd version 3 pinned_images values, CRI-O pinned_images),
 // to compile a pin.Matcher from in Result.PinMode: pin.CRIOCompat for CRI-O
 // (its patterns are not references), pin.Strict otherwise. Result.Prepull is
-// the sandbox image plus kubeadm's pause image when it is a different image
-// (alias-aware): kubeadm pulls and checks its own.
+// every exact string a consumer on the node looks up: the runtime's sandbox
+// image as configured, kubeadm's pause image as kubeadm names it, and the
+// runtime's exact pinned images (containerd pinned_images values, CRI-O
+// pinned_images without a "*"). Each is looked up by exact name (kubeadm's
+// pre-flight and pull, containerd 1.x and 2.x, CRI-O and cri-dockerd compare
+// strings, not images), so two spellings of one image are both listed and
+// only identical strings are merged; each such pair gets a note starting
+// "pre-pull: " that says how to pull the image once and store it under both
+// names (ctr -n k8s.io images tag, skopeo copy, docker tag).
 //
 // # Limits
 //

@@ -47,11 +47,11 @@ func Example() {
 	//   kubeadm-default   registry.k8s.io/pause:3.9  default of kubeadm v1.30.3
 	// conflict: /var/lib/kubelet/kubeadm-flags.env:1 vs /etc/containerd/config.toml:3
 	// pins: [k8s.gcr.io/pause:3.9]
-	// prepull: [k8s.gcr.io/pause:3.9]
+	// prepull: [k8s.gcr.io/pause:3.9 registry.k8s.io/pause:3.9]
 }
 
 func ExampleKubeadmPauseImage() {
-	for _, v := range []string{"v1.24.8", "v1.24.9", "1.31.0-rc.1", "v1.34.2"} {
+	for _, v := range []string{"v1.24.8", "v1.24.9", "1.34.0-beta.0", "v1.34.2"} {
 		img, err := resolve.KubeadmPauseImage(v, "")
 		fmt.Println(v, img, err)
 	}
@@ -62,10 +62,10 @@ func ExampleKubeadmPauseImage() {
 	// Output:
 	// v1.24.8 k8s.gcr.io/pause:3.7 <nil>
 	// v1.24.9 registry.k8s.io/pause:3.7 <nil>
-	// 1.31.0-rc.1 registry.k8s.io/pause:3.10 <nil>
+	// 1.34.0-beta.0 registry.k8s.io/pause:3.10 <nil>
 	// v1.34.2 registry.k8s.io/pause:3.10.1 <nil>
 	// mirror.example.com/k8s/pause:3.9
-	// resolve: kubeadm version "v1.99.0": unknown version: no pause version known for it
+	// resolve: kubeadm version "v1.99.0": unknown version: no pause version known for it (newest known: 1.37)
 }
 
 func ExampleRuntimeDefaultImage() {

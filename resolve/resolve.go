@@ -662,8 +662,8 @@ func (r *resolver) checkKubeadm() {
 		where = "the " + r.runtime + " config"
 	}
 	r.compare(c, r.winner, fmt.Sprintf("kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s): "+
-		"an offline node lacks the runtime's image and kubeadm warns; set the sandbox image at %s to %s, or %s",
-		kv, img, r.runtime, r.winner.Image, r.winner.Origin, where, img, change))
+		"an offline node lacks the runtime's image and %s; set the sandbox image at %s to %s, or %s",
+		kv, img, r.runtime, r.winner.Image, r.winner.Origin, r.kubeadmSees(), where, img, change))
 }
 
 // checkReferences reports candidate images that are not valid references.
@@ -707,19 +707,81 @@ func (r *resolver) pinsAndPrepull() {
 			}
 		}
 	}
-	addPull := func(s string) {
-		if s == "" {
-			return
+	r.prepull()
+}
+
+// prepull fills Prepull with every exact string that a consumer on this node
+// will look up: the runtime starts sandboxes with its sandbox image as
+// configured, kubeadm checks and pulls its pause image as it names it, and
+// the runtime pins its exact pinned images by name. Each is looked up by
+// exact name (containerd 2.x, CRI-O and cri-dockerd compare raw strings;
+// kubeadm too), so two spellings of one image are both listed; only
+// identical strings are merged. A pair of spellings of one image gets a note
+// on pulling it once and storing it under both names.
+func (r *resolver) prepull() {
+	add := func(s string) {
+		if s != "" && !strings.Contains(s, "$") && !slices.Contains(r.res.Prepull, s) {
+			r.res.Prepull = append(r.res.Prepull, s)
 		}
-		for _, p := range r.res.Prepull {
-			if p == s || r.norm.Equal(p, s) {
-				return
+	}
+	add(r.res.SandboxImage)
+	if r.kubeadmCand != nil {
+		add(r.kubeadmCand.Image)
+	}
+	switch r.runtime {
+	case runtimeContainerd:
+		if r.ctr != nil {
+			for _, p := range r.ctr.Pinned {
+				add(p.Value) // pinned_images values are references
 			}
 		}
-		r.res.Prepull = append(r.res.Prepull, s)
+	case runtimeCRIO:
+		if r.crio != nil {
+			for _, p := range r.crio.Pinned {
+				if !strings.Contains(p.Value, "*") {
+					add(p.Value) // an exact pattern; globs name no image to pull
+				}
+			}
+		}
 	}
-	addPull(r.res.SandboxImage)
-	if r.kubeadmCand != nil {
-		addPull(r.kubeadmCand.Image)
+	for i, a := range r.res.Prepull {
+		for _, b := range r.res.Prepull[i+1:] {
+			if how := r.sameImage(a, b); how != "" {
+				r.note("pre-pull: %s and %s are one image under two names (%s), and each is looked up by its exact name: "+
+					"pull it once and store it under both, %s", a, b, how, r.storeTwiceHint(a, b))
+			}
+		}
 	}
+}
+
+// sameImage says how a and b name one image ("a registry alias", "one with
+// a digest") or returns "" when they may name different images.
+func (r *resolver) sameImage(a, b string) string {
+	ra, errA := r.norm.Parse(a)
+	rb, errB := r.norm.Parse(b)
+	switch {
+	case errA != nil || errB != nil:
+		return ""
+	case r.norm.Equal(a, b):
+		return "a registry alias"
+	case r.norm.Equal(ra.Name()+":"+ra.Tag(), rb.Name()+":"+rb.Tag()) && (ra.Digest() == "") != (rb.Digest() == ""):
+		return "the same tag, one with a digest"
+	}
+	return ""
+}
+
+// storeTwiceHint says how to store the image pulled as a under the name b
+// too, with the tool of the node's runtime.
+func (r *resolver) storeTwiceHint(a, b string) string {
+	ctr := fmt.Sprintf("`ctr -n k8s.io images pull %s && ctr -n k8s.io images tag %s %s` (containerd)", a, a, b)
+	skopeo := fmt.Sprintf("`skopeo copy containers-storage:%s containers-storage:%s` after pulling %s (CRI-O, whose image store is containers-storage)", a, b, a)
+	switch r.runtime {
+	case runtimeContainerd:
+		return "e.g. " + ctr
+	case runtimeCRIO:
+		return "e.g. " + skopeo
+	case runtimeCRIDockerd:
+		return fmt.Sprintf("e.g. `docker pull %s && docker tag %s %s` (cri-dockerd)", a, a, b)
+	}
+	return "e.g. " + ctr + " or " + skopeo
 }

@@ -49,17 +49,23 @@ var nodeTests = []struct {
 		opts:        Options{RuntimeVersion: "v1.7.20", KubeadmVersion: "v1.28.4"},
 		wantImage:   "k8s.gcr.io/pause:3.9",
 		wantRuntime: "containerd", wantWinner: ContainerdConfig,
-		wantNotes:   []string{"same image through a registry alias"},
-		wantPins:    []string{"k8s.gcr.io/pause:3.9"},
-		wantPrepull: []string{"k8s.gcr.io/pause:3.9"},
+		wantNotes: []string{
+			"same image through a registry alias",
+			"pre-pull: k8s.gcr.io/pause:3.9 and registry.k8s.io/pause:3.9 are one image under two names (a registry alias)",
+			"ctr -n k8s.io images tag k8s.gcr.io/pause:3.9 registry.k8s.io/pause:3.9",
+		},
+		wantPins: []string{"k8s.gcr.io/pause:3.9"},
+		// containerd looks up k8s.gcr.io/pause:3.9, kubeadm registry.k8s.io/pause:3.9.
+		wantPrepull: []string{"k8s.gcr.io/pause:3.9", "registry.k8s.io/pause:3.9"},
 	},
 	{
 		node:        "containerd-2.2-v3-imports",
 		opts:        Options{RuntimeVersion: "2.2.9", KubeadmVersion: "v1.34.1", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
 		wantImage:   "mirror.example.com/k8s/pause:3.10.1",
 		wantRuntime: "containerd", wantWinner: ContainerdConfig,
-		wantPins:    []string{"mirror.example.com/k8s/pause:3.10.1", "mirror.example.com/tools/node-agent:1.4"},
-		wantPrepull: []string{"mirror.example.com/k8s/pause:3.10.1"},
+		wantPins: []string{"mirror.example.com/k8s/pause:3.10.1", "mirror.example.com/tools/node-agent:1.4"},
+		// kubeadm's image is the sandbox image; the pinned node agent is required too.
+		wantPrepull: []string{"mirror.example.com/k8s/pause:3.10.1", "mirror.example.com/tools/node-agent:1.4"},
 	},
 	{
 		node:        "containerd-2.2-v3-ignored-v2-key",
@@ -128,8 +134,11 @@ var nodeTests = []struct {
 		opts:        Options{KubeadmVersion: "v1.31.0"},
 		wantImage:   "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a",
 		wantRuntime: "containerd", wantWinner: ContainerdConfig,
-		wantNotes: []string{"name the same tag, one with a digest"},
-		wantPins:  []string{"registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"},
+		wantNotes: []string{
+			"name the same tag, one with a digest",
+			"pre-pull: registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a and registry.k8s.io/pause:3.10 are one image under two names (the same tag, one with a digest)",
+		},
+		wantPins: []string{"registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"},
 		// kubeadm looks its image up by tag: an offline node needs that name too.
 		wantPrepull: []string{"registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a", "registry.k8s.io/pause:3.10"},
 	},

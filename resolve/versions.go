@@ -72,83 +72,10 @@ func (v version) String() string {
 	return s
 }
 
-// kubeadmPause is kubeadm's constants.PauseVersion per minor release of
-// Kubernetes 1.x (index = minor). Source: DESIGN.md §6, which took them from
-// cmd/kubeadm/app/constants/constants.go on each release branch.
-var kubeadmPause = [...]string{
-	11: "3.1", 12: "3.1", 13: "3.1", 14: "3.1", 15: "3.1", 16: "3.1", 17: "3.1",
-	18: "3.2", 19: "3.2", 20: "3.2",
-	21: "3.4.1",
-	22: "3.5",
-	23: "3.6",
-	24: "3.7",
-	25: "3.8",
-	26: "3.9", 27: "3.9", 28: "3.9", 29: "3.9", 30: "3.9",
-	31: "3.10", 32: "3.10", 33: "3.10",
-	34: "3.10.1", 35: "3.10.1",
-	36: "3.10.2",
-}
-
 const (
 	registryK8s = "registry.k8s.io"
 	registryGCR = "k8s.gcr.io"
 )
-
-// kubeadmDefaultRepository returns kubeadm's default imageRepository:
-// registry.k8s.io from 1.22.17, 1.23.15, 1.24.9 and 1.25.0 (the patch
-// releases that back-ported the registry move), k8s.gcr.io before. A
-// pre-release of one of those patches (v1.24.9-rc.0) was tagged before the
-// back-port, so it still has k8s.gcr.io, as semver ordering says.
-func kubeadmDefaultRepository(v version) string {
-	switch v.minor {
-	case 22:
-		if !v.before(1, 22, 17) {
-			return registryK8s
-		}
-	case 23:
-		if !v.before(1, 23, 15) {
-			return registryK8s
-		}
-	case 24:
-		if !v.before(1, 24, 9) {
-			return registryK8s
-		}
-	default:
-		if !v.before(1, 25, 0) {
-			return registryK8s
-		}
-	}
-	return registryGCR
-}
-
-// KubeadmPauseImage returns the pause image kubeadm kubeadmVersion pre-pulls
-// and expects the runtime to use: imageRepository + "/pause:" + the
-// PauseVersion compiled into that kubeadm. An empty imageRepository means
-// kubeadm's default for that version (k8s.gcr.io before 1.22.17, 1.23.15,
-// 1.24.9 and 1.25.0; registry.k8s.io from them on).
-//
-// Versions are accepted with or without a leading "v", with or without a
-// patch level (a missing patch means .0) and with a pre-release
-// ("v1.31.0-rc.1" uses the 1.31 pause tag). Versions outside 1.11–1.36, and
-// malformed ones, return an error wrapping [ErrUnknownVersion].
-//
-// For example, KubeadmPauseImage("v1.31.2", "") returns
-// "registry.k8s.io/pause:3.10".
-func KubeadmPauseImage(kubeadmVersion, imageRepository string) (string, error) {
-	v, err := parseVersion(kubeadmVersion)
-	if err != nil {
-		return "", fmt.Errorf("resolve: kubeadm version: %w", err)
-	}
-	if v.major != 1 || v.minor >= len(kubeadmPause) || kubeadmPause[v.minor] == "" {
-		return "", fmt.Errorf("resolve: kubeadm version %q: %w: no pause version known for it",
-			kubeadmVersion, ErrUnknownVersion)
-	}
-	repo := strings.TrimSuffix(strings.TrimSpace(imageRepository), "/")
-	if repo == "" {
-		repo = kubeadmDefaultRepository(v)
-	}
-	return repo + "/pause:" + kubeadmPause[v.minor], nil
-}
 
 // Runtime names, as in criinfo.Info.Runtime and Result.Runtime.
 const (

@@ -6,61 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// kubeadmTests are shared by TestKubeadmPauseImage and FuzzKubeadmPauseImage.
-var kubeadmTests = []struct {
-	name    string
-	version string // kubeadm version
-	repo    string // imageRepository
-	want    string // pause image
-	wantErr error  // sentinel, or nil
-}{
-	{name: "1.11", version: "v1.11.0", want: "k8s.gcr.io/pause:3.1"},
-	{name: "1.17", version: "1.17.17", want: "k8s.gcr.io/pause:3.1"},
-	{name: "1.18", version: "v1.18.0", want: "k8s.gcr.io/pause:3.2"},
-	{name: "1.20", version: "v1.20.15", want: "k8s.gcr.io/pause:3.2"},
-	{name: "1.21", version: "v1.21.14", want: "k8s.gcr.io/pause:3.4.1"},
-	{name: "1.22.16", version: "v1.22.16", want: "k8s.gcr.io/pause:3.5"},
-	{name: "1.22.17", version: "v1.22.17", want: "registry.k8s.io/pause:3.5"},
-	{name: "1.23.14", version: "v1.23.14", want: "k8s.gcr.io/pause:3.6"},
-	{name: "1.23.15", version: "v1.23.15", want: "registry.k8s.io/pause:3.6"},
-	{name: "1.24.8", version: "1.24.8", want: "k8s.gcr.io/pause:3.7"},
-	{name: "1.24.9-rc.0 before back-port", version: "v1.24.9-rc.0", want: "k8s.gcr.io/pause:3.7"},
-	{name: "1.24.9", version: "v1.24.9", want: "registry.k8s.io/pause:3.7"},
-	{name: "1.24.17", version: "v1.24.17", want: "registry.k8s.io/pause:3.7"},
-	{name: "1.25.0-alpha.0", version: "v1.25.0-alpha.0", want: "k8s.gcr.io/pause:3.8"},
-	{name: "1.25.0", version: "v1.25.0", want: "registry.k8s.io/pause:3.8"},
-	{name: "1.26", version: "v1.26.0", want: "registry.k8s.io/pause:3.9"},
-	{name: "1.30", version: "v1.30.14", want: "registry.k8s.io/pause:3.9"},
-	{name: "1.31 rc", version: "v1.31.0-rc.1", want: "registry.k8s.io/pause:3.10"},
-	{name: "1.33", version: "1.33.5", want: "registry.k8s.io/pause:3.10"},
-	{name: "1.34", version: "v1.34.1", want: "registry.k8s.io/pause:3.10.1"},
-	{name: "1.35 no patch", version: "v1.35", want: "registry.k8s.io/pause:3.10.1"},
-	{name: "1.36", version: "v1.36.0", want: "registry.k8s.io/pause:3.10.2"},
-	{name: "build metadata", version: "v1.30.2+k3s1", want: "registry.k8s.io/pause:3.9"},
-	{name: "mirror repository", version: "v1.31.2", repo: "mirror.example/k8s/", want: "mirror.example/k8s/pause:3.10"},
-	{name: "old repository on new kubeadm", version: "v1.31.2", repo: "k8s.gcr.io", want: "k8s.gcr.io/pause:3.10"},
-	{name: "1.10 unknown", version: "v1.10.13", wantErr: ErrUnknownVersion},
-	{name: "1.37 unknown", version: "v1.37.0", wantErr: ErrUnknownVersion},
-	{name: "2.0 unknown", version: "v2.0.0", wantErr: ErrUnknownVersion},
-	{name: "empty", version: "", wantErr: ErrUnknownVersion},
-	{name: "garbage", version: "latest", wantErr: ErrUnknownVersion},
-	{name: "leading zero", version: "v1.031.0", wantErr: ErrUnknownVersion},
-	{name: "four parts", version: "1.31.0.1", wantErr: ErrUnknownVersion},
-	{name: "empty pre-release", version: "1.31.0-", wantErr: ErrUnknownVersion},
-}
-
-func TestKubeadmPauseImage(t *testing.T) {
-	t.Parallel()
-	for _, tt := range kubeadmTests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := KubeadmPauseImage(tt.version, tt.repo)
-			assert.ErrorIs(t, err, tt.wantErr, "KubeadmPauseImage(%q, %q)", tt.version, tt.repo)
-			assert.Equal(t, tt.want, got, "KubeadmPauseImage(%q, %q)", tt.version, tt.repo)
-		})
-	}
-}
-
 func TestRuntimeDefaultImage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -16,6 +16,13 @@
 // config, unreachable runtime). Run "sandboxpin COMMAND --help" for the
 // flags of each command.
 //
+// prepull prints, one a line, every exact image name that something on the
+// node looks up: the runtime's sandbox image as configured, kubeadm's pause
+// image as kubeadm names it, the runtime's exact pinned images. Two spellings
+// of one image (k8s.gcr.io/pause:3.10.1 and registry.k8s.io/pause:3.10.1)
+// are both printed, since each consumer asks for its own; a note on stderr
+// says how to pull the image once and store it under both names.
+//
 // With no --root and no --runtime-endpoint, resolve and audit inspect the
 // real node: the files under / and the first of the default CRI sockets
 // that exists (containerd, CRI-O, cri-dockerd), as crictl does.

@@ -96,7 +96,9 @@ func runPrepull(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	n.register(fs, true)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: sandboxpin prepull [--root DIR] [--kubeadm-version V]")
-		fmt.Fprintln(fs.Output(), "\nThe images an installer must pre-pull for this node to start pods offline (the runtime's real sandbox image, not only kubeadm's), one a line.")
+		fmt.Fprintln(fs.Output(), "\nThe images an installer must pre-pull for this node to start pods offline, one a line: every exact name a consumer looks up "+
+			"(the runtime's sandbox image as configured, kubeadm's pause image as kubeadm names it, the runtime's exact pinned images). "+
+			"Two spellings of one image are both listed; a note on stderr says how to pull once and store it under both names.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -115,6 +117,11 @@ func runPrepull(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	for _, p := range res.Prepull {
 		fmt.Fprintln(stdout, p)
+	}
+	for _, n := range res.Notes {
+		if strings.HasPrefix(n, "pre-pull: ") {
+			fmt.Fprintf(stderr, "note: %s\n", n)
+		}
 	}
 	return exitOK
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -130,6 +131,56 @@ func TestRunJSON(t *testing.T) {
 				assert.NotEmpty(t, c.Message)
 			}
 			assert.NotNil(t, got.Notes, "notes is [] rather than null")
+		})
+	}
+}
+
+// TestRunPrepullSpellings checks that the pre-pull list names every exact
+// string looked up on the node: containerd's alias spelling and kubeadm's
+// own, with a note on storing one image under both names.
+func TestRunPrepullSpellings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		kubeadm     string   // --kubeadm-version
+		wantPrepull []string // the "prepull" key
+		wantNote    string   // substring of some note; "" for none about pre-pulling
+	}{
+		{
+			name: "alias spelling of kubeadm v1.34's image", kubeadm: "v1.34.1",
+			wantPrepull: []string{"k8s.gcr.io/pause:3.10.1", "registry.k8s.io/pause:3.10.1"},
+			wantNote:    "ctr -n k8s.io images tag k8s.gcr.io/pause:3.10.1 registry.k8s.io/pause:3.10.1",
+		},
+		{
+			name: "kubeadm v1.37 pulls another tag", kubeadm: "v1.37.2",
+			wantPrepull: []string{"k8s.gcr.io/pause:3.10.1", "registry.k8s.io/pause:3.10.2"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"--root", nodeConflict, "--kubeadm-version", tt.kubeadm, "-o", "json"}, &stdout, &stderr)
+			require.Equal(t, exitConflict, code, "stderr: %s", stderr.String())
+			var got struct {
+				Prepull []string `json:"prepull"`
+				Notes   []string `json:"notes"`
+			}
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &got), "output:\n%s", stdout.String())
+			assert.Equal(t, tt.wantPrepull, got.Prepull)
+			var prepullNotes []string
+			for _, n := range got.Notes {
+				if strings.HasPrefix(n, "pre-pull: ") {
+					prepullNotes = append(prepullNotes, n)
+				}
+			}
+			if tt.wantNote == "" {
+				assert.Empty(t, prepullNotes)
+				return
+			}
+			if assert.Len(t, prepullNotes, 1) {
+				assert.Contains(t, prepullNotes[0], tt.wantNote)
+			}
 		})
 	}
 }
