@@ -1,0 +1,137 @@
+package cri
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
+	"github.com/sandboxpin/sandboxpin/resolve"
+)
+
+// spelling is one way to write the configured sandbox image for an image
+// stored (imported with `ctr images import`) under a given name.
+type spelling struct {
+	name       string
+	configured func(digest string) string // the sandbox image in the config
+	stored     string                     // the name the image is imported under
+}
+
+// matrixSpellings are the spellings of issue 9's matrix. The image is
+// imported, never pulled through CRI: the air-gap route.
+var matrixSpellings = []spelling{
+	{name: "exact", stored: "registry.k8s.io/pause:3.10.1",
+		configured: func(string) string { return "registry.k8s.io/pause:3.10.1" }},
+	{name: "alias", stored: "registry.k8s.io/pause:3.10.1",
+		configured: func(string) string { return "k8s.gcr.io/pause:3.10.1" }},
+	{name: "short", stored: "docker.io/library/pause:3.10.1",
+		configured: func(string) string { return "pause:3.10.1" }},
+	{name: "tagless", stored: "registry.k8s.io/pause:latest",
+		configured: func(string) string { return "registry.k8s.io/pause" }},
+	{name: "tag+digest", stored: "registry.k8s.io/pause:3.10.1",
+		configured: func(d string) string { return "registry.k8s.io/pause:3.10.1@" + d }},
+}
+
+// matrixPinned is the runtime's own Image.pinned for the stored image, per
+// build and spelling, as observed live (criinfo/testdata/README.md has the
+// table). containerd 1.6.20 never pins; 1.7.35 compares after Docker-style
+// normalization, so short and tagless names pin but an alias does not and
+// name:tag@digest is compared as name@digest; 2.x compares strings.
+var matrixPinned = map[containerdtest.Version]map[string]bool{
+	containerdtest.V1:  {"exact": false, "alias": false, "short": false, "tagless": false, "tag+digest": false},
+	containerdtest.V17: {"exact": true, "alias": false, "short": true, "tagless": true, "tag+digest": false},
+	containerdtest.V2:  {"exact": true, "alias": false, "short": false, "tagless": false, "tag+digest": false},
+	containerdtest.V23: {"exact": true, "alias": false, "short": false, "tagless": false, "tag+digest": false},
+	containerdtest.V24: {"exact": true, "alias": false, "short": false, "tagless": false, "tag+digest": false},
+}
+
+// unpinnedNote matches the notes by which resolve predicts that the runtime
+// will not pin its sandbox image.
+var unpinnedNote = regexp.MustCompile(`never reports Image\.pinned|never pins|will not be pinned|is not pinned`)
+
+// TestLiveMatrix starts every containerd build once per spelling of its
+// sandbox image (25 runtimes, in parallel), and checks what the runtime pins
+// itself, what it reports in Info, and that resolve, reading the very config
+// the runtime runs with and asking it live, names the configured image and
+// predicts, by a note, exactly the cases the runtime leaves unpinned.
+func TestLiveMatrix(t *testing.T) {
+	t.Parallel()
+	for _, v := range containerdtest.Versions() {
+		for _, sp := range matrixSpellings {
+			t.Run(v.String()+"/"+sp.name, func(t *testing.T) {
+				t.Parallel()
+				img := containerdtest.Image{Names: []string{sp.stored}}
+				digest, err := containerdtest.ManifestDigest(img)
+				require.NoError(t, err)
+				configured := sp.configured(digest)
+				ctrd := containerdtest.Start(t, v, containerdtest.Options{
+					SandboxImage: configured,
+					Images:       []containerdtest.Image{img, {Names: []string{"docker.io/library/busybox:1.36"}}},
+				})
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				c, err := Dial(ctx, ctrd.Endpoint)
+				require.NoError(t, err)
+				defer func() { _ = c.Close() }()
+
+				info, err := c.Info(ctx)
+				require.NoError(t, err)
+				assert.True(t, strings.HasPrefix(strings.TrimPrefix(info.RuntimeVersion, "v"), v.Release()),
+					"RuntimeVersion %q, want %s", info.RuntimeVersion, v.Release())
+				// Only containerd 1.x reports its sandbox image, verbatim.
+				if v == containerdtest.V1 || v == containerdtest.V17 {
+					assert.True(t, info.SandboxImageReported, "SandboxImageReported")
+					assert.Equal(t, configured, info.SandboxImage)
+				} else {
+					assert.False(t, info.SandboxImageReported, "SandboxImageReported")
+				}
+
+				imgs, err := c.Images(ctx)
+				require.NoError(t, err)
+				own := map[string]bool{}
+				for _, im := range imgs {
+					for _, tag := range im.GetRepoTags() {
+						own[tag] = im.GetPinned()
+					}
+				}
+				require.Contains(t, own, sp.stored, "listed images")
+				want := matrixPinned[v][sp.name]
+				t.Logf("MATRIX %s %s configured %q stored %q: runtime's own pinned %v", v, v.Release(), configured, sp.stored, own[sp.stored])
+				assert.Equal(t, want, own[sp.stored], "runtime's own pinned for %s configured as %q", sp.stored, configured)
+				assert.False(t, own["docker.io/library/busybox:1.36"], "busybox is not pinned")
+
+				// resolve over the config the runtime runs with, and the runtime.
+				cfg, err := os.ReadFile(filepath.Join(ctrd.Dir, "config.toml"))
+				require.NoError(t, err)
+				root := t.TempDir()
+				etc := filepath.Join(root, "etc", "containerd")
+				require.NoError(t, os.MkdirAll(etc, 0o750))
+				require.NoError(t, os.WriteFile(filepath.Join(etc, "config.toml"), cfg, 0o600)) //nolint:gosec // G703: the test's own temporary directory
+				res, err := resolve.Resolve(ctx, resolve.Options{Root: os.DirFS(root), Live: c})
+				require.NoError(t, err)
+				assert.Equal(t, configured, res.SandboxImage, "resolved image")
+				assert.Equal(t, "containerd", res.Runtime)
+				assert.Empty(t, res.Conflicts, "conflicts")
+				predicted := false
+				for _, n := range res.Notes {
+					if unpinnedNote.MatchString(n) {
+						predicted = true
+					}
+				}
+				assert.Equal(t, !want, predicted, "resolve predicts the runtime leaves it unpinned; notes %q", res.Notes)
+
+				// The socket resolve reads from the config is the one it serves.
+				ep, _, err := resolve.ContainerdEndpoint(os.DirFS(root))
+				require.NoError(t, err)
+				assert.Equal(t, ctrd.Endpoint, ep, "ContainerdEndpoint")
+			})
+		}
+	}
+}
