@@ -135,3 +135,63 @@ func TestLiveMatrix(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveV3Migration answers issue 9's question live: in a version 3 config
+// that sets both [plugins."io.containerd.grpc.v1.cri"] sandbox_image (A) and
+// pinned_images.sandbox (B), which does each containerd use? The runtime
+// pins the image it uses, so the pinned one tells. 2.2.9 ignores A and uses
+// B; 2.3.7 and 2.4.2 migrate the file to version 4, moving A over B. resolve,
+// given the version live, agrees and reports the conflict.
+func TestLiveV3Migration(t *testing.T) {
+	t.Parallel()
+	const (
+		legacy = "mirror.example.com/k8s/pause:3.10.1" // A
+		pinned = "registry.k8s.io/pause:3.10.1"        // B
+	)
+	for _, tc := range []struct {
+		version containerdtest.Version
+		uses    string
+	}{
+		{containerdtest.V2, pinned},
+		{containerdtest.V23, legacy},
+		{containerdtest.V24, legacy},
+	} {
+		t.Run(tc.version.String(), func(t *testing.T) {
+			t.Parallel()
+			ctrd := containerdtest.Start(t, tc.version, containerdtest.Options{
+				SandboxImage:  pinned,
+				ConfigVersion: 3,
+				ExtraTOML:     "\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"" + legacy + "\"\n",
+				Images:        []containerdtest.Image{{Names: []string{pinned}}, {Names: []string{legacy}}},
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := Dial(ctx, ctrd.Endpoint)
+			require.NoError(t, err)
+			defer func() { _ = c.Close() }()
+			imgs, err := c.Images(ctx)
+			require.NoError(t, err)
+			own := map[string]bool{}
+			for _, im := range imgs {
+				for _, tag := range im.GetRepoTags() {
+					own[tag] = im.GetPinned()
+				}
+			}
+			t.Logf("V3MIGRATION %s: pinned %v", tc.version.Release(), own)
+			assert.Equal(t, map[string]bool{pinned: tc.uses == pinned, legacy: tc.uses == legacy}, own,
+				"containerd %s uses (pins) %s", tc.version.Release(), tc.uses)
+
+			cfg, err := os.ReadFile(filepath.Join(ctrd.Dir, "config.toml"))
+			require.NoError(t, err)
+			root := t.TempDir()
+			etc := filepath.Join(root, "etc", "containerd")
+			require.NoError(t, os.MkdirAll(etc, 0o750))
+			require.NoError(t, os.WriteFile(filepath.Join(etc, "config.toml"), cfg, 0o600)) //nolint:gosec // G703: the test's own temporary directory
+			res, err := resolve.Resolve(ctx, resolve.Options{Root: os.DirFS(root), Live: c})
+			require.NoError(t, err)
+			assert.Equal(t, tc.uses, res.SandboxImage, "resolved image")
+			require.Len(t, res.Conflicts, 1, "the key whose meaning depends on the version")
+			assert.Contains(t, res.Conflicts[0].Message, "sandbox_image")
+		})
+	}
+}
