@@ -105,7 +105,13 @@
 // which file and key to change. The kubelet flag is a conflict when it
 // differs below kubelet 1.29 (or an unknown version), a note from 1.29 (the
 // kubelet no longer protects the image), and a conflict in any case from
-// 1.35, which rejects the flag. Configuration mistakes with one side (an
+// 1.35, which rejects the flag. With Options.KubeletVersion known, notes
+// also say that a kubelet before 1.23.0 ignores Image.pinned, and that
+// kubelets 1.23 to 1.28 keep their own built-in default sandbox image out
+// of image GC even without the flag (1.23: pause:3.6, k8s.gcr.io before
+// 1.23.15; 1.24: pause:3.7, k8s.gcr.io before 1.24.9; 1.25: pause:3.8;
+// 1.26–1.28: registry.k8s.io/pause:3.9), which protects the runtime's image
+// only when it is that one. Configuration mistakes with one side (an
 // ignored key, a missing import, an invalid reference) are conflicts with a
 // zero B.
 //

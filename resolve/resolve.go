@@ -157,6 +157,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 	}
 	r.runtimeImage()
 	r.checkKubelet()
+	r.checkKubeletVersion()
 	r.checkKubeadm()
 	r.checkReferences()
 	r.pinsAndPrepull()
