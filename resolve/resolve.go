@@ -51,7 +51,9 @@ type Options struct {
 	Runtime string
 
 	// RuntimeVersion is the runtime's version, used to pick its built-in
-	// default when Live does not report one.
+	// default, its config rules and its pinning facts when Live does not
+	// report one. For cri-dockerd it is the only source: the version its
+	// CRI Version RPC reports is the Docker Engine's, never used.
 	RuntimeVersion string
 
 	// Aliases are the registry aliases used for every comparison;
