@@ -102,9 +102,9 @@ func TestLiveMatrix(t *testing.T) {
 					}
 				}
 				require.Contains(t, own, sp.stored, "listed images")
-				want := matrixPinned[v][sp.name]
+				wantPinned := matrixPinned[v][sp.name]
 				t.Logf("MATRIX %s %s configured %q stored %q: runtime's own pinned %v", v, v.Release(), configured, sp.stored, own[sp.stored])
-				assert.Equal(t, want, own[sp.stored], "runtime's own pinned for %s configured as %q", sp.stored, configured)
+				assert.Equal(t, wantPinned, own[sp.stored], "runtime's own pinned for %s configured as %q", sp.stored, configured)
 				assert.False(t, own["docker.io/library/busybox:1.36"], "busybox is not pinned")
 
 				// resolve over the config the runtime runs with, and the runtime.
@@ -119,13 +119,29 @@ func TestLiveMatrix(t *testing.T) {
 				assert.Equal(t, configured, res.SandboxImage, "resolved image")
 				assert.Equal(t, "containerd", res.Runtime)
 				assert.Empty(t, res.Conflicts, "conflicts")
+				// Candidates: the config file's line, the live report (1.x
+				// only) and the build's default.
+				def, err := resolve.RuntimeDefaultImage("containerd", v.Release())
+				require.NoError(t, err)
+				bySource := map[resolve.Source][]string{}
+				for _, cand := range res.Candidates {
+					bySource[cand.Source] = append(bySource[cand.Source], cand.Image)
+					if cand.Source == resolve.ContainerdConfig {
+						assert.Regexp(t, `^/etc/containerd/config\.toml:[0-9]+$`, cand.Origin)
+					}
+				}
+				want := map[resolve.Source][]string{resolve.ContainerdConfig: {configured}, resolve.RuntimeDefault: {def}}
+				if info.SandboxImageReported {
+					want[resolve.RuntimeInfo] = []string{configured}
+				}
+				assert.Equal(t, want, bySource, "candidates by source")
 				predicted := false
 				for _, n := range res.Notes {
 					if unpinnedNote.MatchString(n) {
 						predicted = true
 					}
 				}
-				assert.Equal(t, !want, predicted, "resolve predicts the runtime leaves it unpinned; notes %q", res.Notes)
+				assert.Equal(t, !wantPinned, predicted, "resolve predicts the runtime leaves it unpinned; notes %q", res.Notes)
 
 				// The socket resolve reads from the config is the one it serves.
 				ep, _, err := resolve.ContainerdEndpoint(os.DirFS(root))
