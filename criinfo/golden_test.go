@@ -25,6 +25,18 @@ var goldenTests = []struct {
 		want: Info{Runtime: RuntimeContainerd, ContainerdEndpoint: "/tmp/sbp-golden/c.sock"},
 	},
 	{
+		name: "containerd-1.7.35", // captured
+		want: Info{Runtime: RuntimeContainerd, SandboxImage: "registry.k8s.io/pause:3.10.1", SandboxImageReported: true, ContainerdEndpoint: "/tmp/sbp-golden/c.sock"},
+	},
+	{
+		name: "containerd-2.3.7", // captured
+		want: Info{Runtime: RuntimeContainerd, ContainerdEndpoint: "/tmp/sbp-golden/c.sock"},
+	},
+	{
+		name: "containerd-2.4.2", // captured
+		want: Info{Runtime: RuntimeContainerd, ContainerdEndpoint: "/tmp/sbp-golden/c.sock"},
+	},
+	{
 		name: "crio-1.36.3", // captured; config.crio identifies CRI-O
 		want: Info{Runtime: RuntimeCRIO, SandboxImage: "registry.k8s.io/pause:3.10.1", SandboxImageReported: true},
 	},

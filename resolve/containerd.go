@@ -14,6 +14,32 @@ const (
 	ctrCRIv2     = "io.containerd.grpc.v1.cri" // version 2: [plugins."io.containerd.grpc.v1.cri"]
 	ctrImagesV3  = "io.containerd.cri.v1.images"
 	ctrRuntimeV3 = "io.containerd.cri.v1.runtime"
+	ctrGRPCv4    = "io.containerd.server.v1.grpc" // version 4: the gRPC socket's address
+)
+
+// ctrLoader says whose config loading readContainerd models: the file
+// versions differ in meaning between containerd releases.
+type ctrLoader int
+
+const (
+	// loaderAuto picks loader23 for a version 4 main file (only containerd
+	// 2.3 and later accept it) and loaderPre23 otherwise.
+	loaderAuto ctrLoader = iota
+	// loaderPre23 is containerd 1.x and 2.0–2.2 (highest config version 3):
+	// a version 3 file is used as written, so its
+	// [plugins."io.containerd.grpc.v1.cri"] sandbox_image is ignored.
+	loaderPre23
+	// loader23 is containerd 2.3 and later (version.ConfigVersion = 4 in
+	// version/version.go at v2.3.7 and v2.4.2): LoadConfigWithPlugins in
+	// cmd/containerd/server/config/config.go migrates every file below
+	// version 4 one step at a time and runs each plugin's ConfigMigration at
+	// each step; the CRI images plugin's (plugins/cri/images/plugin.go,
+	// configMigration) now runs for configVersion 3 too, so sandbox_image
+	// under [plugins."io.containerd.grpc.v1.cri"] of a version 1, 2 or 3
+	// file becomes pinned_images.sandbox, overriding that file's own
+	// pinned_images.sandbox. Seen live with `containerd config dump` on
+	// 2.3.7 and 2.4.2 (2.2.9 ignores it), and by what 2.3.7 pins.
+	loader23
 )
 
 // maxImports bounds the number of files one containerd config may pull in.
@@ -61,6 +87,8 @@ type containerdConfig struct {
 	Ignored  []problem     // values containerd ignores
 	Problems []problem     // mistakes that stop containerd or that it reports
 	Disabled *found        // the disabled_plugins entry that turns CRI off, if any
+	Socket   *found        // the gRPC socket's address; nil when no file sets it
+	Loader   ctrLoader     // loaderPre23 or loader23: whose loading was modelled
 }
 
 // readContainerd reads the containerd config at name (an fs path) and its
@@ -68,8 +96,19 @@ type containerdConfig struct {
 // once; a file whose version is lower than the main file's is migrated to it
 // (so its sandbox_image becomes pinned_images.sandbox), a higher one stops
 // containerd. Scalars of later files override earlier ones unless empty,
-// tables merge by key. It returns nil, nil when name does not exist.
+// tables merge by key.
+// It returns nil, nil when name does not exist. The version rules are those
+// of containerd 2.0–2.2 unless the main file has version 4, which only 2.3
+// and later read: see readContainerdAs.
 func readContainerd(fsys fs.FS, name, flavor string) (*containerdConfig, error) {
+	return readContainerdAs(fsys, name, flavor, loaderAuto)
+}
+
+// readContainerdAs is readContainerd with the loading of loader: with
+// loader23 every file below version 4 is migrated to 4 on its own (no
+// version mismatch between files stops containerd), and a
+// version 1–3 sandbox_image becomes pinned_images.sandbox.
+func readContainerdAs(fsys fs.FS, name, flavor string, loader ctrLoader) (*containerdConfig, error) {
 	b, err := readFile(fsys, name)
 	if b == nil || err != nil {
 		return nil, err
@@ -109,16 +148,30 @@ func readContainerd(fsys fs.FS, name, flavor string) (*containerdConfig, error) 
 		if first {
 			cfg.Version = v
 			first = false
-		} else if v > cfg.Version {
+			if loader == loaderAuto {
+				loader = loaderPre23
+				if v >= 4 {
+					loader = loader23
+				}
+			}
+			cfg.Loader = loader
+		} else if v > cfg.Version && loader == loaderPre23 {
 			cfg.Problems = append(cfg.Problems, problem{
 				at: found{Path: doc.path, Line: doc.line("version"), Key: "version"},
-				msg: fmt.Sprintf("%s has version = %d, higher than version = %d of %s: containerd 2.x refuses to start "+
-					"(\"drop-in config version higher than root config version\"); use the same version in both files",
+				msg: fmt.Sprintf("%s has version = %d, higher than version = %d of %s: containerd 1.x and 2.0–2.2 refuse to start "+
+					"(2.2.9: \"expected containerd config version equal to or less than `3`\"); use the same version in both files",
 					doc.path, v, cfg.Version, cfg.Path),
 			})
 			continue
 		}
-		if err := cfg.extract(doc, v, pinned); err != nil {
+		if err := cfg.socket(doc, v); err != nil {
+			return nil, err
+		}
+		extract := cfg.extract
+		if cfg.Loader == loader23 {
+			extract = cfg.extract23
+		}
+		if err := extract(doc, v, pinned); err != nil {
 			return nil, err
 		}
 		imports, err := containerdImports(fsys, doc, name)
@@ -144,7 +197,7 @@ func readContainerd(fsys fs.FS, name, flavor string) (*containerdConfig, error) 
 		for _, k := range keys {
 			cfg.Pinned = append(cfg.Pinned, pinnedEntry{Name: k, found: pinned[k]})
 		}
-		if s, ok := pinned["sandbox"]; ok && cfg.Version >= 3 {
+		if s, ok := pinned["sandbox"]; ok && (cfg.Version >= 3 || cfg.Loader == loader23) {
 			cfg.Sandbox = &s
 		}
 	}
@@ -157,23 +210,17 @@ func containerdVersion(doc *tomlDoc) (int, error) {
 		return 1, nil
 	}
 	n, isInt := v.(int64)
-	if !isInt || n < 1 || n > 3 {
+	if !isInt || n < 1 || n > 4 {
 		return 0, configErr(doc.path, "version", doc.line("version"),
-			fmt.Errorf("want 1, 2 or 3, got %v", v))
+			fmt.Errorf("want 1, 2, 3 or 4, got %v", v))
 	}
 	return int(n), nil
 }
 
 // extract records what one file (of config version v) says into cfg.
 func (cfg *containerdConfig) extract(doc *tomlDoc, v int, pinned map[string]found) error {
-	if dis, ok, err := doc.strs("disabled_plugins"); err != nil {
+	if err := cfg.extractDisabled(doc, v); err != nil {
 		return err
-	} else if ok {
-		for _, p := range dis {
-			if p == ctrCRIv1 && v == 1 || p == ctrCRIv2 || v >= 3 && (p == ctrImagesV3 || p == ctrRuntimeV3) {
-				cfg.Disabled = &found{Value: p, Path: doc.path, Line: doc.line("disabled_plugins"), Key: "disabled_plugins"}
-			}
-		}
 	}
 	// The sandbox_image key for this file's version, and the ones it ignores.
 	criID, wrongIDs := ctrCRIv2, []string{ctrCRIv1}
@@ -194,10 +241,15 @@ func (cfg *containerdConfig) extract(doc *tomlDoc, v int, pinned map[string]foun
 		}
 		at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: displayKey(keys...)}
 		var msg string
-		if v == 3 {
+		switch {
+		case v == 3 && id == ctrCRIv2:
+			msg = fmt.Sprintf("%s: containerd 2.0–2.2 ignore sandbox_image under [plugins.%q] in a version 3 config, "+
+				"but 2.3 and later migrate it to pinned_images.sandbox, where it overrides; "+
+				"move the value to sandbox under [plugins.%q.pinned_images]", at.where(), id, ctrImagesV3)
+		case v == 3:
 			msg = fmt.Sprintf("%s: containerd 2.x ignores sandbox_image under [plugins.%q] in a version 3 config; "+
 				"move the value to sandbox under [plugins.%q.pinned_images]", at.where(), id, ctrImagesV3)
-		} else {
+		default:
 			msg = fmt.Sprintf("%s: containerd ignores [plugins.%q] in a version %d config; "+
 				"move sandbox_image to [plugins.%q]", at.where(), id, v, ctrCRIv2)
 		}
@@ -226,6 +278,11 @@ func (cfg *containerdConfig) extract(doc *tomlDoc, v int, pinned map[string]foun
 		}
 		return nil
 	}
+	return cfg.extractPinned(doc, pinned)
+}
+
+// extractPinned records a file's pinned_images table into pinned.
+func (cfg *containerdConfig) extractPinned(doc *tomlDoc, pinned map[string]found) error {
 	keys := []string{"plugins", ctrImagesV3, "pinned_images"}
 	tbl, ok, err := doc.table(keys...)
 	if err != nil || !ok {
@@ -250,6 +307,114 @@ func (cfg *containerdConfig) extract(doc *tomlDoc, v int, pinned map[string]foun
 			cfg.Migrated = false
 		}
 	}
+	return nil
+}
+
+// extract23 records what one file (of config version v) says into cfg as
+// containerd 2.3 and later load it (see loader23): the file's
+// pinned_images, then, below version 4, the migrated sandbox_image on top.
+func (cfg *containerdConfig) extract23(doc *tomlDoc, v int, pinned map[string]found) error {
+	if err := cfg.extractDisabled(doc, v); err != nil {
+		return err
+	}
+	before, hadSandbox := pinned["sandbox"]
+	if err := cfg.extractPinned(doc, pinned); err != nil {
+		return err
+	}
+	own, ownSandbox := pinned["sandbox"]
+	ownSandbox = ownSandbox && (!hadSandbox || own != before)
+	// The sandbox_image key migrated for this file's version (v1Migrate
+	// renames "cri" to io.containerd.grpc.v1.cri first), and those ignored.
+	criID, wrongIDs := ctrCRIv2, []string{ctrCRIv1}
+	switch v {
+	case 1:
+		criID, wrongIDs = ctrCRIv1, nil
+	case 4:
+		criID, wrongIDs = "", []string{ctrCRIv2, ctrCRIv1}
+	}
+	for _, id := range wrongIDs {
+		keys := []string{"plugins", id, "sandbox_image"}
+		s, ok, err := doc.str(keys...)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: displayKey(keys...)}
+		msg := fmt.Sprintf("%s: containerd ignores [plugins.%q] in a version %d config; move sandbox_image to [plugins.%q]",
+			at.where(), id, v, ctrCRIv2)
+		if v >= 4 {
+			msg = fmt.Sprintf("%s: containerd 2.3 and later ignore sandbox_image under [plugins.%q] in a version 4 config "+
+				"(only files below version 4 are migrated); move the value to sandbox under [plugins.%q.pinned_images]",
+				at.where(), id, ctrImagesV3)
+		}
+		cfg.Ignored = append(cfg.Ignored, problem{at: at, msg: msg})
+	}
+	if criID == "" {
+		return nil
+	}
+	keys := []string{"plugins", criID, "sandbox_image"}
+	s, ok, err := doc.str(keys...)
+	if err != nil || !ok {
+		return err
+	}
+	at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: displayKey(keys...)}
+	if s == "" {
+		cfg.Problems = append(cfg.Problems, problem{at: at,
+			msg: at.where() + ": sandbox_image is empty; set it or remove the key to use the default"})
+		return nil
+	}
+	if ownSandbox && own.Value != s {
+		cfg.Problems = append(cfg.Problems, problem{at: at,
+			msg: fmt.Sprintf("%s: containerd 2.3 and later migrate this version %d sandbox_image to pinned_images.sandbox, "+
+				"where it overrides %s (%s); remove one of the two keys", at.where(), v, own.Value, own.origin())})
+	}
+	pinned["sandbox"] = at
+	cfg.Migrated = true
+	return nil
+}
+
+// extractDisabled records a disabled_plugins entry that turns CRI off.
+func (cfg *containerdConfig) extractDisabled(doc *tomlDoc, v int) error {
+	dis, ok, err := doc.strs("disabled_plugins")
+	if err != nil || !ok {
+		return err
+	}
+	for _, p := range dis {
+		if p == ctrCRIv1 && v == 1 || p == ctrCRIv2 || v >= 3 && (p == ctrImagesV3 || p == ctrRuntimeV3) {
+			cfg.Disabled = &found{Value: p, Path: doc.path, Line: doc.line("disabled_plugins"), Key: "disabled_plugins"}
+		}
+	}
+	return nil
+}
+
+// socket records the gRPC address one file of version v sets: [grpc]
+// address below version 4, [plugins."io.containerd.server.v1.grpc"] address
+// in version 4 (cmd/containerd/server/config/config.go, serviceMigrate, at
+// v2.3.7: a version 3 [grpc] address is moved there unless that plugin table
+// is set; version 4 ignores [grpc]).
+func (cfg *containerdConfig) socket(doc *tomlDoc, v int) error {
+	var keys []string
+	plugin := []string{"plugins", ctrGRPCv4, "address"}
+	legacy := []string{"grpc", "address"}
+	switch {
+	case v >= 4:
+		keys = plugin
+	case cfg.Loader == loader23:
+		if _, set := doc.lookup("plugins", ctrGRPCv4); set {
+			keys = plugin
+		} else {
+			keys = legacy
+		}
+	default:
+		keys = legacy
+	}
+	s, ok, err := doc.str(keys...)
+	if err != nil || !ok || s == "" {
+		return err
+	}
+	cfg.Socket = &found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: displayKey(keys...)}
 	return nil
 }
 

@@ -188,7 +188,7 @@ var badTOML = []struct {
 	{name: "syntax", content: "version = 2\n[plugins\n", wantLine: 2},
 	{name: "duplicate key", content: "version = 2\nversion = 3\n", wantLine: 2, wantKey: "version"},
 	{name: "bad version", content: "version = \"two\"\n", wantLine: 1, wantKey: "version"},
-	{name: "version 4", content: "version = 4\n", wantLine: 1, wantKey: "version"},
+	{name: "version 5", content: "version = 5\n", wantLine: 1, wantKey: "version"},
 	{name: "sandbox not a string", content: "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = 3\n", wantLine: 3,
 		wantKey: `plugins."io.containerd.grpc.v1.cri".sandbox_image`},
 	{name: "pinned not a table", content: "version = 3\n[plugins.'io.containerd.cri.v1.images']\npinned_images = 'x'\n", wantLine: 3,

@@ -27,16 +27,33 @@
 //     /var/lib/rancher/{k3s,rke2}/agent/etc/containerd/config.toml (preferred
 //     when present: their kubelet uses that containerd). Version 1 reads
 //     [plugins.cri] sandbox_image, version 2 [plugins."io.containerd.grpc.v1.cri"]
-//     sandbox_image, version 3 [plugins."io.containerd.cri.v1.images".pinned_images],
+//     sandbox_image, versions 3 and 4 [plugins."io.containerd.cri.v1.images".pinned_images],
 //     an open map whose "sandbox" entry is the pause image and whose every
 //     value is pinned. imports are followed as containerd 2.x does: breadth
 //     first, each file once, relative paths relative to the importing file, a
 //     path with "*" a sorted glob, any other path required to exist; a later
-//     file overrides non-empty scalars and merges tables by key; an imported
-//     file of a lower version is migrated (its sandbox_image becomes
-//     pinned_images.sandbox), a higher one stops containerd. A sandbox_image
-//     under the version 2 table of a version 3 file is ignored by containerd
-//     2.x and reported as a one-sided [Conflict]. disabled_plugins = ["cri"]
+//     file overrides non-empty scalars and merges tables by key. What a file's version means depends on the containerd that reads it.
+//     containerd 1.x reads versions 1 and 2; 2.0–2.2 read 1–3 and 2.3 and
+//     later 1–4 (version.ConfigVersion in version/version.go: 3 at v2.2.9
+//     and v2.3.0-beta.2, 4 from v2.3.0-rc.0, at v2.3.7 and v2.4.2). On 2.0–2.2
+//     an imported file of a lower version is migrated (its sandbox_image
+//     becomes pinned_images.sandbox), a higher one stops containerd, and a
+//     sandbox_image under the version 2 table of a version 3 file is ignored.
+//     On 2.3 and later every file below version 4 is migrated to 4 on its
+//     own, and the CRI plugin's migration now also runs for version 3, so
+//     that same sandbox_image becomes pinned_images.sandbox and overrides
+//     the file's own pinned_images.sandbox (plugins/cri/images/plugin.go,
+//     configMigration, and cmd/containerd/server/config/config.go,
+//     LoadConfigWithPlugins, at v2.3.7 and v2.4.2; confirmed live on 2.3.7
+//     and 2.4.2 by `containerd config dump` and by the image 2.3.7 pins,
+//     while 2.2.9 ignores it). In a version 4 file the key is ignored again.
+//     Resolve reads a version 4 main file as 2.3 and later do, a version 1–3
+//     one as 2.0–2.2 do, and again as 2.3 does when the containerd version
+//     (live or Options.RuntimeVersion) is 2.3.0-rc.0 or later; a key whose
+//     meaning depends on that version is a one-sided [Conflict] that says so.
+//     The gRPC socket is [grpc] address in versions 1–3 and
+//     [plugins."io.containerd.server.v1.grpc"] address in version 4, which
+//     ignores [grpc] ([ContainerdEndpoint]). disabled_plugins = ["cri"]
 //     (Docker's packaged config) means that containerd serves no pods.
 //   - CRI-O ([CRIOConfig]): /etc/crio/crio.conf, then every file under
 //     /etc/crio/crio.conf.d/ recursively in lexical order; keys merge, arrays
@@ -68,7 +85,10 @@
 //     empty), and [KubeadmPauseImage] for the kubeadm version.
 //   - the live runtime ([RuntimeInfo]): Options.Live's report, when it has one
 //     (containerd 1.x, CRI-O and cri-dockerd 0.3.2 and later do; containerd 2.x
-//     does not). Its RuntimeVersion selects the built-in default.
+//     does not: seen on 2.2.9, 2.3.7 and 2.4.2). Its RuntimeVersion selects
+//     the built-in default, except for cri-dockerd, whose Version RPC reports
+//     the Docker Engine's version: cri-dockerd's own comes only from
+//     Options.RuntimeVersion, and is otherwise unknown (a note says so).
 //   - the built-in default ([RuntimeDefault]): [RuntimeDefaultImage] for the
 //     runtime and its version (Options.RuntimeVersion when Live gives none).
 //
@@ -92,9 +112,32 @@
 // which file and key to change. The kubelet flag is a conflict when it
 // differs below kubelet 1.29 (or an unknown version), a note from 1.29 (the
 // kubelet no longer protects the image), and a conflict in any case from
-// 1.35, which rejects the flag. Configuration mistakes with one side (an
+// 1.35, which rejects the flag. With Options.KubeletVersion known, notes
+// also say that a kubelet before 1.23.0 ignores Image.pinned, and that
+// kubelets 1.23 to 1.28 keep their own built-in default sandbox image out
+// of image GC even without the flag (1.23: pause:3.6, k8s.gcr.io before
+// 1.23.15; 1.24: pause:3.7, k8s.gcr.io before 1.24.9; 1.25: pause:3.8;
+// 1.26–1.28: registry.k8s.io/pause:3.9), which protects the runtime's image
+// only when it is that one. Configuration mistakes with one side (an
 // ignored key, a missing import, an invalid reference) are conflicts with a
 // zero B.
+//
+// # Pinning by the runtime itself
+//
+// With the runtime's version known, notes say when the runtime will not set
+// Image.pinned on its sandbox image (sources in exactPinCheck):
+//
+//	containerd <1.6.22, 1.7.0–1.7.2   never
+//	containerd 1.6.22–1.6.28,          only images its CRI plugin pulls: not one
+//	           1.7.3–1.7.13            imported or pulled outside CRI (ctr images import)
+//	containerd 1.x                     compares after Docker normalization (short and
+//	                                   tagless names pin); never an alias spelling;
+//	                                   name:tag@digest only under name@digest
+//	containerd 2.x                     exact strings: never an alias, short or tagless
+//	                                   spelling of the stored name, never name:tag@digest
+//	cri-dockerd <0.3.10                never
+//	cri-dockerd ≥0.3.10                exact strings against Docker's RepoTags, which are
+//	                                   familiar names (rancher/mirrored-pause:3.6) without digest
 //
 // # Pins and pre-pull
 //
@@ -122,7 +165,7 @@
 //     crio --config) is not followed; a live report reveals the difference.
 //   - Environment variables in cri-dockerd's ExecStart are not expanded (a
 //     note says so).
-//   - The cri-dockerd 0.3.0–0.3.9 registry of [RuntimeDefaultImage] was not
-//     checked against those releases' code (the CRI-O rows were, at every tag
-//     from 1.16.0 to 1.36.3).
+//   - [RuntimeDefaultImage]'s rows were read at the upstream tags named beside
+//     them in versions.go (CRI-O at every tag from 1.16.0 to 1.36.3); patch
+//     releases between two read tags are assumed to match them.
 package resolve

@@ -59,6 +59,20 @@ func FuzzContainerdConfig(f *testing.F) {
 				checkLine(t, p.Line, data)
 			}
 		}
+		// As containerd 2.3 and later read it: the same errors, and lines
+		// inside the file.
+		cfg23, err23 := readContainerdAs(fsys, ctrMain, "", loader23)
+		checkConfigErr(t, err23, "/"+ctrMain, data)
+		if (cfg23 == nil) == (err23 == nil) {
+			t.Fatalf("readContainerdAs(loader23) = %v, %v: want exactly one of them", cfg23, err23)
+		}
+		if cfg23 != nil {
+			checkFound(t, cfg23.Sandbox, data)
+			checkFound(t, cfg23.Socket, data)
+		}
+		if _, _, err := ContainerdEndpoint(fsys); err != nil {
+			checkConfigErr(t, err, "/"+ctrMain, data)
+		}
 	})
 }
 

@@ -51,7 +51,9 @@ type Options struct {
 	Runtime string
 
 	// RuntimeVersion is the runtime's version, used to pick its built-in
-	// default when Live does not report one.
+	// default, its config rules and its pinning facts when Live does not
+	// report one. For cri-dockerd it is the only source: the version its
+	// CRI Version RPC reports is the Docker Engine's, never used.
 	RuntimeVersion string
 
 	// Aliases are the registry aliases used for every comparison;
@@ -152,8 +154,12 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	r.chooseRuntime()
+	if err := r.rereadContainerd(root); err != nil {
+		return nil, err
+	}
 	r.runtimeImage()
 	r.checkKubelet()
+	r.checkKubeletVersion()
 	r.checkKubeadm()
 	r.checkReferences()
 	r.pinsAndPrepull()
@@ -316,7 +322,17 @@ func (r *resolver) chooseRuntime() {
 		r.live = nil
 	}
 	r.runtimeVer = r.opts.RuntimeVersion
-	if r.live != nil && r.live.RuntimeVersion != "" {
+	switch {
+	case r.live != nil && r.live.RuntimeVersion != "" && r.runtime == runtimeCRIDockerd:
+		// cri-dockerd answers the Version RPC with RuntimeName "docker" and
+		// the Docker Engine's version (core/docker_service.go, Version, at
+		// v0.3.16: RuntimeVersion: v.Version of Docker's /version).
+		if r.runtimeVer == "" {
+			r.note("cri-dockerd's version is unknown: its CRI Version RPC reports the Docker Engine's version (%s), "+
+				"not cri-dockerd's; give cri-dockerd's own version (`cri-dockerd --version`; --runtime-version, "+
+				"Options.RuntimeVersion) for its default image and pinning", r.live.RuntimeVersion)
+		}
+	case r.live != nil && r.live.RuntimeVersion != "":
 		if r.runtimeVer != "" && r.runtimeVer != r.live.RuntimeVersion {
 			r.note("Options.RuntimeVersion is %s but the live %s reports %s; the live version is used",
 				r.runtimeVer, r.runtime, r.live.RuntimeVersion)
@@ -331,6 +347,31 @@ func (r *resolver) chooseRuntime() {
 			r.note("containerd is the runtime but every containerd config found disables CRI: it is configured elsewhere (containerd --config)")
 		}
 	}
+}
+
+// rereadContainerd reads the containerd config again as containerd 2.3 and
+// later load it when the runtime is known to be one of those and the main
+// file (below version 4) was read with the rules of 2.0–2.2.
+func (r *resolver) rereadContainerd(root fs.FS) error {
+	if r.runtime != runtimeContainerd || r.ctr == nil || r.ctr.Loader == loader23 {
+		return nil
+	}
+	v, err := parseVersion(r.runtimeVer)
+	if err != nil || !containerdConfig4(v) {
+		return nil
+	}
+	name, _ := fsPath(r.ctr.Path)
+	c, err := readContainerdAs(root, name, r.ctr.Flavor, loader23)
+	if err != nil || c == nil {
+		return err
+	}
+	for i := range r.ctrs {
+		if r.ctrs[i] == r.ctr {
+			r.ctrs[i] = c
+		}
+	}
+	r.ctr = c
+	return nil
 }
 
 func runtimeSource(rt string) Source {
@@ -407,8 +448,12 @@ func (r *resolver) runtimeImage() {
 
 	var liveCand *Candidate
 	if r.live != nil && r.live.SandboxImageReported && r.live.SandboxImage != "" {
+		ver := r.live.RuntimeVersion
+		if r.runtime == runtimeCRIDockerd && ver != "" {
+			ver = "on Docker Engine " + ver
+		}
 		c := r.add(Candidate{Image: r.live.SandboxImage, Source: RuntimeInfo,
-			Origin: "runtime status (" + strings.TrimSpace(r.runtime+" "+r.live.RuntimeVersion) + ")", Role: RuntimeUses})
+			Origin: "runtime status (" + strings.TrimSpace(r.runtime+" "+ver) + ")", Role: RuntimeUses})
 		liveCand = &c
 	}
 	var defCand *Candidate
@@ -453,7 +498,26 @@ func (r *resolver) runtimeImage() {
 }
 
 // exactPinCheck notes what the runtime's version means for pinning the
-// sandbox image (DESIGN.md §1).
+// sandbox image (DESIGN.md §1). Each fact names where it was read or seen:
+//
+//   - containerd sets Image.pinned from 1.6.22 and 1.7.3 (the
+//     PinnedImageLabelKey label appears in pkg/cri/labels/labels.go and
+//     pkg/cri/server/image_pull.go at v1.6.22 and v1.7.3, not at v1.6.21
+//     and v1.7.2), but only for images CRI pulls itself until 1.6.29 and
+//     1.7.14 ("bug fix: make sure cri image is pinned when it is pulled
+//     outside cri", 2d43994fb and 26c057423, pkg/cri/server/image_pull.go:
+//     updateImage passes the reference to getLabels, not the image ID).
+//   - containerd 1.x compares distribution's ParseDockerRef of sandbox_image
+//     with the stored name (getLabels in pkg/cri/server/image_pull.go at
+//     v1.7.35): short and tagless names are normalized, aliases are not, and
+//     name:tag@digest loses its tag.
+//   - containerd 2.x compares each pinned_images value with the stored name
+//     as strings (getLabels in internal/cri/server/images/image_pull.go at
+//     v2.2.9, v2.3.7, v2.4.2); a pull of name:tag@digest stores name@digest.
+//   - cri-dockerd from 0.3.10 compares --pod-infra-container-image with
+//     Docker's RepoTags as strings (isPinned in core/image.go at v0.3.10;
+//     absent at v0.3.9). Docker stores Docker Hub images under familiar
+//     names (rancher/mirrored-pause:3.6) and RepoTags carry no digest.
 func (r *resolver) exactPinCheck() {
 	v, err := parseVersion(r.runtimeVer)
 	if r.runtime == runtimeCRIO {
@@ -463,27 +527,71 @@ func (r *resolver) exactPinCheck() {
 	if err != nil {
 		return
 	}
-	exact := false
+	img := r.res.SandboxImage
 	switch r.runtime {
 	case runtimeContainerd:
-		if v.major == 1 && (v.minor < 6 || v.minor == 6 && v.patch < 22 || v.minor == 7 && v.patch < 3) {
+		switch {
+		case v.major < 1 || v.major == 1 && (v.minor < 6 || v.minor == 6 && v.patch < 22 || v.minor == 7 && v.patch < 3):
 			r.note("containerd %s never reports Image.pinned (fixed in 1.6.22 and 1.7.3): kubelet 1.29 and later may "+
 				"garbage-collect the sandbox image; upgrade containerd or pin it through a CRI shim", r.runtimeVer)
+			return
+		case v.major == 1 && (v.minor == 6 && v.patch < 29 || v.minor == 7 && v.patch < 14):
+			r.note("containerd %s pins the sandbox image only when its CRI plugin pulls it: an image imported or pulled "+
+				"outside CRI (`ctr images import`, an air-gapped node) is not pinned until 1.6.29 and 1.7.14; "+
+				"upgrade containerd, pull it through CRI (`crictl pull`), or pin it through a CRI shim", r.runtimeVer)
 		}
-		exact = v.major >= 2
 	case runtimeCRIDockerd:
-		exact = !v.before(0, 3, 10)
+		if v.before(0, 3, 10) {
+			r.note("cri-dockerd %s never reports Image.pinned (added in 0.3.10): kubelet 1.29 and later may "+
+				"garbage-collect the sandbox image; upgrade cri-dockerd or pin it through a CRI shim", r.runtimeVer)
+			return
+		}
+	default:
+		return
 	}
-	img := r.res.SandboxImage
-	if !exact || img == "" || strings.Contains(img, "$") {
+	if img == "" || strings.Contains(img, "$") {
 		return
 	}
 	ref, err := r.norm.Parse(img)
-	if err != nil || fullyQualified(img) {
+	if err != nil {
 		return
 	}
-	r.note("%s %s pins the sandbox image by exact string, but %s (%s) is a short name stored as %s: "+
-		"it will not be pinned; write the full name %s there", r.runtime, r.runtimeVer, img, r.winner.Origin, ref.String(), ref.String())
+	plain, err := reference.NewNormalizer(nil).Parse(img)
+	if err != nil {
+		return
+	}
+	nameTag := plain.Name()
+	if plain.Tag() != "" {
+		nameTag += ":" + plain.Tag()
+	}
+	switch {
+	case r.runtime == runtimeCRIDockerd:
+		famRef, err := reference.NewNormalizer(nil).Parse(nameTag)
+		if err != nil {
+			return
+		}
+		want := famRef.Familiar()
+		switch {
+		case plain.Digest() != "":
+			r.note("cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: "+
+				"%s (%s) is never pinned; write %s there, as `docker images` shows it", r.runtimeVer, img, r.winner.Origin, want)
+		case img != want:
+			r.note("cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold %s for this image: "+
+				"%s (%s) will not be pinned; write %s there, as `docker images` shows it", r.runtimeVer, want, img, r.winner.Origin, want)
+		}
+	case !r.norm.Equal(plain.String(), ref.String()) || plain.String() != ref.String() && plain.Name() != ref.Name():
+		r.note("containerd %s never pins an alias spelling: %s (%s) is pinned only while the image is stored under that name, "+
+			"not when it is stored as %s; write the name the image is stored under there", r.runtimeVer, img, r.winner.Origin, ref.String())
+	case v.major >= 2 && plain.Tag() != "" && plain.Digest() != "":
+		r.note("containerd %s never pins %s (%s): a pull of name:tag@digest stores name@digest, and pinned_images "+
+			"compares strings; write %s or %s there", r.runtimeVer, img, r.winner.Origin, nameTag, plain.Name()+"@"+plain.Digest().String())
+	case v.major == 1 && plain.Tag() != "" && plain.Digest() != "":
+		r.note("containerd %s pins %s (%s) only under %s: it drops the tag before comparing, so the image stored as %s is not pinned",
+			r.runtimeVer, img, r.winner.Origin, plain.Name()+"@"+plain.Digest().String(), nameTag)
+	case v.major >= 2 && !fullyQualified(img):
+		r.note("%s %s pins the sandbox image by exact string, but %s (%s) is a short name stored as %s: "+
+			"it will not be pinned; write the full name %s there", r.runtime, r.runtimeVer, img, r.winner.Origin, ref.String(), ref.String())
+	}
 }
 
 // fullyQualified reports whether s names its registry and a tag or digest,
@@ -506,15 +614,33 @@ func (r *resolver) containerdVersionChecks() {
 	}
 	v, err := parseVersion(r.runtimeVer)
 	known := err == nil
+	at := Candidate{Source: ContainerdConfig, Origin: fmt.Sprintf("%s:%d", r.ctr.Path, 1), Role: RuntimeUses}
 	switch {
 	case known && v.major == 1 && r.ctr.Version >= 3:
-		r.conflict(Candidate{Source: ContainerdConfig, Origin: fmt.Sprintf("%s:%d", r.ctr.Path, 1), Role: RuntimeUses}, Candidate{},
-			"%s is a version 3 config, which containerd %s (1.x) does not accept: containerd fails to start; "+
-				"write a version 2 config or upgrade containerd to 2.x", r.ctr.Path, r.runtimeVer)
+		r.conflict(at, Candidate{},
+			"%s is a version %d config, which containerd %s (1.x) does not accept: containerd fails to start; "+
+				"write a version 2 config or upgrade containerd to 2.x", r.ctr.Path, r.ctr.Version, r.runtimeVer)
+	case known && v.major == 2 && !containerdConfig4(v) && r.ctr.Version >= 4:
+		// 2.2.9: "expected containerd config version equal to or less
+		// than `3`, got `4`" (seen live); version.ConfigVersion is 3 in
+		// version/version.go at v2.2.9.
+		r.conflict(at, Candidate{},
+			"%s is a version %d config, which containerd %s accepts only from 2.3 on: containerd fails to start; "+
+				"write a version 3 config (or run `containerd config migrate` with this containerd) or upgrade containerd",
+			r.ctr.Path, r.ctr.Version, r.runtimeVer)
 	case known && v.major >= 2 && r.ctr.Migrated && r.ctr.Sandbox != nil:
+		// `containerd config migrate` prints the loaded config with
+		// version = version.ConfigVersion (cmd/containerd/command/config.go,
+		// outputConfig): 3 at v2.0.0–v2.2.9, 4 at v2.3.7 and v2.4.2.
+		target := 3
+		if containerdConfig4(v) {
+			target = 4
+		}
 		r.note("containerd %s migrates sandbox_image at %s to pinned_images.sandbox in memory "+
-			"(`containerd config migrate` writes the version 3 form)", r.runtimeVer, r.ctr.Sandbox.origin())
-	case !known && r.ctr.Version >= 3:
+			"(`containerd config migrate` writes the version %d form)", r.runtimeVer, r.ctr.Sandbox.origin(), target)
+	case !known && r.ctr.Version >= 4:
+		r.note("%s is a version %d config: only containerd 2.3 and later read it", r.ctr.Path, r.ctr.Version)
+	case !known && r.ctr.Version == 3:
 		r.note("%s is a version 3 config: only containerd 2.x reads it", r.ctr.Path)
 	}
 }

@@ -72,9 +72,75 @@ var nodeTests = []struct {
 		opts:        Options{RuntimeVersion: "v2.2.9"},
 		wantImage:   "registry.k8s.io/pause:3.10.1",
 		wantRuntime: "containerd", wantWinner: RuntimeDefault,
-		wantConflicts: []string{"containerd 2.x ignores sandbox_image"},
+		wantConflicts: []string{"containerd 2.0–2.2 ignore sandbox_image"},
 		wantPins:      []string{"registry.k8s.io/pause:3.10.1"},
 		wantPrepull:   []string{"registry.k8s.io/pause:3.10.1"},
+	},
+	{
+		node:        "containerd-2.3-v4-default",
+		wantImage:   "registry.k8s.io/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantNotes:   []string{"version 4 config: only containerd 2.3 and later read it"},
+		wantPins:    []string{"registry.k8s.io/pause:3.10.2"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.10.2"},
+	},
+	{
+		node:        "containerd-2.3-v4-default",
+		opts:        Options{RuntimeVersion: "2.4.2"},
+		wantImage:   "registry.k8s.io/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantPins:    []string{"registry.k8s.io/pause:3.10.2"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.10.2"},
+	},
+	{
+		node:        "containerd-2.3-v3-migrated",
+		opts:        Options{RuntimeVersion: "v2.3.7"},
+		wantImage:   "mirror.example.com/k8s/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantConflicts: []string{"containerd 2.3 and later migrate this version 3 sandbox_image to pinned_images.sandbox, " +
+			"where it overrides registry.k8s.io/pause:3.10.2 (/etc/containerd/config.toml:12)"},
+		wantNotes:   []string{"containerd v2.3.7 migrates sandbox_image at /etc/containerd/config.toml:9", "writes the version 4 form"},
+		wantPins:    []string{"mirror.example.com/k8s/pause:3.10.2"},
+		wantPrepull: []string{"mirror.example.com/k8s/pause:3.10.2"},
+	},
+	{
+		node:        "containerd-2.3-v3-migrated",
+		opts:        Options{RuntimeVersion: "2.2.9"},
+		wantImage:   "registry.k8s.io/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantConflicts: []string{"containerd 2.0–2.2 ignore sandbox_image under [plugins.\"io.containerd.grpc.v1.cri\"] in a version 3 config, but 2.3 and later migrate it"},
+		wantPins:      []string{"registry.k8s.io/pause:3.10.2"},
+		wantPrepull:   []string{"registry.k8s.io/pause:3.10.2"},
+	},
+	{
+		node:        "containerd-2.3-v3-migrated",
+		wantImage:   "registry.k8s.io/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantConflicts: []string{"but 2.3 and later migrate it to pinned_images.sandbox, where it overrides"},
+		wantNotes:     []string{"version 3 config: only containerd 2.x reads it"},
+		wantPins:      []string{"registry.k8s.io/pause:3.10.2"},
+		wantPrepull:   []string{"registry.k8s.io/pause:3.10.2"},
+	},
+	{
+		node:        "containerd-2.4-v4-ignored-v2-key",
+		opts:        Options{RuntimeVersion: "2.4.2"},
+		wantImage:   "registry.k8s.io/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: RuntimeDefault,
+		wantConflicts: []string{"containerd 2.3 and later ignore sandbox_image under [plugins.\"io.containerd.grpc.v1.cri\"] in a version 4 config"},
+		wantPins:      []string{"registry.k8s.io/pause:3.10.2"},
+		wantPrepull:   []string{"registry.k8s.io/pause:3.10.2"},
+	},
+	{
+		node:        "containerd-2.4-v4-ignored-v2-key",
+		opts:        Options{RuntimeVersion: "2.2.9"},
+		wantImage:   "registry.k8s.io/pause:3.10.1",
+		wantRuntime: "containerd", wantWinner: RuntimeDefault,
+		wantConflicts: []string{
+			"in a version 4 config",
+			"is a version 4 config, which containerd 2.2.9 accepts only from 2.3 on: containerd fails to start",
+		},
+		wantPins:    []string{"registry.k8s.io/pause:3.10.1"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.10.1"},
 	},
 	{
 		node:        "containerd-2.0-v2-migrated",
@@ -429,7 +495,17 @@ func TestExactPinNotes(t *testing.T) {
 		wantNote string // substring of a note, "" for none about pinning
 	}{
 		{name: "old 1.6 never pins", img: "registry.k8s.io/pause:3.6", version: "1.6.20", wantNote: "never reports Image.pinned"},
-		{name: "1.6.22 pins", img: "registry.k8s.io/pause:3.6", version: "1.6.22"},
+		{name: "1.6.22 pins CRI pulls only", img: "registry.k8s.io/pause:3.6", version: "1.6.22", wantNote: "not pinned until 1.6.29 and 1.7.14"},
+		{name: "1.7.13 pins CRI pulls only", img: "registry.k8s.io/pause:3.8", version: "1.7.13", wantNote: "only when its CRI plugin pulls it"},
+		{name: "1.6.29 pins", img: "registry.k8s.io/pause:3.6", version: "1.6.29"},
+		{name: "1.7.14 pins", img: "registry.k8s.io/pause:3.8", version: "1.7.14"},
+		{name: "1.5 never pins", img: "registry.k8s.io/pause:3.5", version: "1.5.18", wantNote: "never reports Image.pinned"},
+		{name: "1.7 alias", img: "k8s.gcr.io/pause:3.10.1", version: "1.7.35", wantNote: "never pins an alias spelling"},
+		{name: "2.x alias", img: "k8s.gcr.io/pause:3.10.1", version: "2.3.7", wantNote: "not when it is stored as registry.k8s.io/pause:3.10.1"},
+		{name: "2.x tag and digest", img: "registry.k8s.io/pause:3.10.1@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a",
+			version: "2.4.2", wantNote: "a pull of name:tag@digest stores name@digest"},
+		{name: "1.x tag and digest", img: "registry.k8s.io/pause:3.10.1@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a",
+			version: "1.7.35", wantNote: "it drops the tag before comparing"},
 		{name: "1.7.2 never pins", img: "registry.k8s.io/pause:3.8", version: "v1.7.2", wantNote: "never reports Image.pinned"},
 		{name: "2.x short name", img: "pause:3.10", version: "2.1.0", wantNote: "stored as docker.io/library/pause:3.10"},
 		{name: "2.x tagless", img: "registry.k8s.io/pause", version: "2.1.0", wantNote: "stored as registry.k8s.io/pause:latest"},
@@ -449,6 +525,60 @@ func TestExactPinNotes(t *testing.T) {
 			} else {
 				assert.False(t, containsSub(res.Notes, "pins the sandbox image") || containsSub(res.Notes, "Image.pinned"),
 					"unexpected pin note in %q", res.Notes)
+			}
+		})
+	}
+}
+
+func TestCRIDockerdVersion(t *testing.T) {
+	t.Parallel()
+	// cri-dockerd reports RuntimeName "docker" and the Docker Engine's
+	// version over CRI (core/docker_service.go at v0.3.16).
+	unit := "lib/systemd/system/cri-docker.service"
+	tests := []struct {
+		name       string
+		flag       string // --pod-infra-container-image, "" for none
+		live       criinfo.Info
+		version    string // Options.RuntimeVersion
+		wantImage  string
+		wantNote   string // a substring of some note
+		wantNoNote string // a substring no note has
+	}{
+		{
+			name: "Docker's version is not cri-dockerd's", live: criinfo.Info{Runtime: "cri-dockerd", RuntimeVersion: "28.0.1"},
+			wantNote: "its CRI Version RPC reports the Docker Engine's version (28.0.1)", wantNoNote: "cri-dockerd 28.0.1",
+		},
+		{
+			name: "own version picks the default", live: criinfo.Info{Runtime: "cri-dockerd", RuntimeVersion: "28.0.1"},
+			version: "0.3.16", wantImage: "registry.k8s.io/pause:3.9", wantNoNote: "Docker Engine's version",
+		},
+		{name: "0.3.9 never pins", version: "0.3.9", flag: "registry.k8s.io/pause:3.6", wantImage: "registry.k8s.io/pause:3.6", wantNote: "never reports Image.pinned (added in 0.3.10)"},
+		{name: "Docker Hub image by its familiar name", version: "0.4.3", flag: "rancher/mirrored-pause:3.6", wantImage: "rancher/mirrored-pause:3.6", wantNoNote: "as `docker images` shows it"},
+		{name: "Docker Hub image fully qualified", version: "0.4.3", flag: "docker.io/rancher/mirrored-pause:3.6", wantImage: "docker.io/rancher/mirrored-pause:3.6",
+			wantNote: "write rancher/mirrored-pause:3.6 there, as `docker images` shows it"},
+		{name: "other registry short of its tag", version: "0.3.17", flag: "registry.k8s.io/pause", wantImage: "registry.k8s.io/pause", wantNote: "write registry.k8s.io/pause:latest there"},
+		{name: "other registry in full", version: "0.3.17", flag: "registry.k8s.io/pause:3.10", wantImage: "registry.k8s.io/pause:3.10", wantNoNote: "as `docker images` shows it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			exec := "ExecStart=/usr/bin/cri-dockerd --container-runtime-endpoint fd://"
+			if tt.flag != "" {
+				exec += " --pod-infra-container-image=" + tt.flag
+			}
+			opts := Options{Root: mapFS(map[string]string{unit: "[Service]\n" + exec + "\n"}), RuntimeVersion: tt.version}
+			if tt.live.Runtime != "" {
+				opts.Live = fakeLive{info: tt.live}
+			}
+			res, err := Resolve(context.Background(), opts)
+			require.NoError(t, err)
+			assert.Equal(t, "cri-dockerd", res.Runtime)
+			assert.Equal(t, tt.wantImage, res.SandboxImage)
+			if tt.wantNote != "" {
+				assert.True(t, containsSub(res.Notes, tt.wantNote), "no note contains %q in %q", tt.wantNote, res.Notes)
+			}
+			if tt.wantNoNote != "" {
+				assert.False(t, containsSub(res.Notes, tt.wantNoNote), "a note contains %q in %q", tt.wantNoNote, res.Notes)
 			}
 		})
 	}

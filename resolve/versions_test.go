@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRuntimeDefaultImage(t *testing.T) {
@@ -24,8 +25,23 @@ func TestRuntimeDefaultImage(t *testing.T) {
 		{"containerd", "v2.1.4", "registry.k8s.io/pause:3.10", nil},
 		{"containerd", "v2.2.9", "registry.k8s.io/pause:3.10.1", nil},
 		{"containerd", "2.3.0-rc.0", "registry.k8s.io/pause:3.10.2", nil},
-		{"containerd", "1.5.18", "", ErrUnknownVersion},
-		{"containerd", "2.4.0", "", ErrUnknownVersion},
+		// Each row below was read at the tag it names (see containerdDefault).
+		{"containerd", "1.5.0", "k8s.gcr.io/pause:3.5", nil},
+		{"containerd", "1.5.13", "k8s.gcr.io/pause:3.5", nil},
+		{"containerd", "1.5.14", "registry.k8s.io/pause:3.5", nil},
+		{"containerd", "1.5.18", "registry.k8s.io/pause:3.5", nil},
+		{"containerd", "1.7.35", "registry.k8s.io/pause:3.8", nil},
+		{"containerd", "v2.0.0-beta.0", "registry.k8s.io/pause:3.9", nil},
+		{"containerd", "v2.0.0-beta.2", "registry.k8s.io/pause:3.9", nil},
+		{"containerd", "v2.0.0-rc.2", "registry.k8s.io/pause:3.9", nil},
+		{"containerd", "v2.0.0-rc.3", "registry.k8s.io/pause:3.10", nil},
+		{"containerd", "v2.3.0-beta.0", "registry.k8s.io/pause:3.10.1", nil},
+		{"containerd", "v2.3.0-beta.1", "registry.k8s.io/pause:3.10.2", nil},
+		{"containerd", "2.3.7", "registry.k8s.io/pause:3.10.2", nil},
+		{"containerd", "v2.4.0-beta.0", "registry.k8s.io/pause:3.10.2", nil},
+		{"containerd", "2.4.2+unknown", "registry.k8s.io/pause:3.10.2", nil},
+		{"containerd", "1.4.13", "", ErrUnknownVersion},
+		{"containerd", "2.5.0", "", ErrUnknownVersion},
 		{"cri-o", "1.17.5", "k8s.gcr.io/pause:3.1", nil},
 		{"cri-o", "1.20.0", "k8s.gcr.io/pause:3.2", nil},
 		{"cri-o", "1.22.1", "k8s.gcr.io/pause:3.5", nil},
@@ -38,7 +54,14 @@ func TestRuntimeDefaultImage(t *testing.T) {
 		{"cri-o", "1.33.2", "registry.k8s.io/pause:3.10", nil},
 		{"cri-o", "1.34.0", "registry.k8s.io/pause:3.10.1", nil},
 		{"cri-o", "2.0.0", "", ErrUnknownVersion},
-		{"cri-dockerd", "0.2.6", "k8s.gcr.io/pause:3.1", nil},
+		// cmd/cri/options/options.go at each tag (see criDockerdDefault).
+		{"cri-dockerd", "0.2.0", "k8s.gcr.io/pause:3.1", nil},
+		{"cri-dockerd", "0.2.1", "k8s.gcr.io/pause:3.6", nil},
+		{"cri-dockerd", "0.2.5", "k8s.gcr.io/pause:3.6", nil},
+		{"cri-dockerd", "0.2.6", "registry.k8s.io/pause:3.6", nil},
+		{"cri-dockerd", "0.3.0", "registry.k8s.io/pause:3.6", nil},
+		{"cri-dockerd", "0.4.3", "registry.k8s.io/pause:3.10", nil},
+		{"cri-dockerd", "0.5.0", "", ErrUnknownVersion},
 		{"cri-dockerd", "0.3.9", "registry.k8s.io/pause:3.6", nil},
 		{"cri-dockerd", "0.3.10", "registry.k8s.io/pause:3.9", nil},
 		{"cri-dockerd", "0.3.16", "registry.k8s.io/pause:3.9", nil},
@@ -84,4 +107,17 @@ func TestSourceRoleText(t *testing.T) {
 	assert.Error(t, s.UnmarshalText([]byte("nope")))
 	var r Role
 	assert.Error(t, r.UnmarshalText([]byte("nope")))
+}
+
+func TestContainerdConfig4(t *testing.T) {
+	t.Parallel()
+	// version.ConfigVersion in version/version.go at each tag.
+	for v, want := range map[string]bool{
+		"1.7.35": false, "2.2.9": false, "2.3.0-beta.0": false, "2.3.0-beta.2": false,
+		"2.3.0-rc.0": true, "2.3.0": true, "2.3.7": true, "2.4.0-beta.0": true, "2.4.2": true, "3.0.0": true,
+	} {
+		pv, err := parseVersion(v)
+		require.NoError(t, err)
+		assert.Equal(t, want, containerdConfig4(pv), v)
+	}
 }

@@ -24,6 +24,16 @@
 // says how to pull the image once and store it under both names.
 //
 // With no --root and no --runtime-endpoint, resolve and audit inspect the
-// real node: the files under / and the first of the default CRI sockets
-// that exists (containerd, CRI-O, cri-dockerd), as crictl does.
+// real node: the files under / and the gRPC socket that containerd's config
+// names ([grpc] address in config versions 1–3, [plugins.
+// "io.containerd.server.v1.grpc"] address in version 4, which containerd 2.3
+// and later write), else the first of the default CRI sockets that exists
+// (containerd, CRI-O, cri-dockerd), as crictl does.
+//
+// resolve reads containerd config versions 1 to 4 as the node's containerd
+// does: 2.0–2.2 ignore a sandbox_image under [plugins."io.containerd.grpc.v1.cri"]
+// in a version 3 file, 2.3 and later migrate it over pinned_images.sandbox;
+// give --runtime-version (or a socket) when the answer depends on it. For
+// cri-dockerd, the socket's reported version is Docker Engine's, so only
+// --runtime-version gives cri-dockerd's own.
 package main

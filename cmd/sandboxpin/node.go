@@ -31,8 +31,8 @@ type nodeFlags struct {
 
 func (n *nodeFlags) register(fs *flag.FlagSet, kubeadm bool) {
 	fs.StringVar(&n.root, "root", "", "the node's root file system (default /, and the default CRI sockets are asked)")
-	fs.StringVar(&n.endpoint, "runtime-endpoint", "", "CRI socket to ask, unix:///path or /path (default: the first default socket that exists, when --root is not given)")
-	fs.StringVar(&n.runtimeVersion, "runtime-version", "", "the runtime's version, such as 2.2.9, for its built-in default when no socket answers and no file sets the image")
+	fs.StringVar(&n.endpoint, "runtime-endpoint", "", "CRI socket to ask, unix:///path or /path (default, when --root is not given: the socket the node's containerd config names, else the first default socket that exists)")
+	fs.StringVar(&n.runtimeVersion, "runtime-version", "", "the runtime's version, such as 2.3.7, for its built-in default, its config version rules and its pinning; the only source of cri-dockerd's own version (such as 0.3.16: its socket reports the Docker Engine's)")
 	if kubeadm {
 		fs.StringVar(&n.kubeadmVersion, "kubeadm-version", "", "version of the kubeadm that installs the node, such as v1.34.1")
 		fs.StringVar(&n.kubeletVersion, "kubelet-version", "", "version of the kubelet, such as v1.34.1")
@@ -41,12 +41,29 @@ func (n *nodeFlags) register(fs *flag.FlagSet, kubeadm bool) {
 }
 
 // endpointToAsk returns the socket to ask: the flag, or with neither --root
-// nor --runtime-endpoint the first default socket that exists, or "".
+// nor --runtime-endpoint the one the node's containerd config names when it
+// exists, else the first default socket that exists, or "".
 func (n *nodeFlags) endpointToAsk() string {
 	if n.endpoint != "" || n.root != "" {
 		return n.endpoint
 	}
-	for _, e := range cri.DefaultEndpoints() {
+	return firstEndpoint(os.DirFS("/"), cri.DefaultEndpoints())
+}
+
+// firstEndpoint returns the gRPC socket that the containerd config under
+// root names ([grpc] address in config versions 1–3, the
+// io.containerd.server.v1.grpc plugin's address in version 4) when it
+// exists, else the first of defaults that exists, else "". A config that
+// cannot be read is passed over here; resolve reports it.
+func firstEndpoint(root fs.FS, defaults []string) string {
+	if ep, _, err := resolve.ContainerdEndpoint(root); err == nil {
+		if p, ok := strings.CutPrefix(ep, "unix://"); ok {
+			if _, err := os.Stat(p); err == nil {
+				return ep
+			}
+		}
+	}
+	for _, e := range defaults {
 		if _, err := os.Stat(strings.TrimPrefix(e, "unix://")); err == nil {
 			return e
 		}

@@ -23,7 +23,7 @@ import (
 // update rewrites the golden files in criinfo/testdata from the live runtimes:
 //
 //	go test ./criinfo/cri -run TestLive -update
-var update = flag.Bool("update", false, "rewrite criinfo/testdata/containerd-*.json and crio-*.json from the live runtimes")
+var update = flag.Bool("update", false, "rewrite criinfo/testdata/containerd-*.json (1.6.20, 1.7.35, 2.2.9, 2.3.7, 2.4.2) and crio-*.json from the live runtimes")
 
 // goldenDir is where the captures go, beside the parser that reads them.
 const goldenDir = "../testdata"
@@ -59,6 +59,21 @@ var liveCases = []struct {
 		name: "containerd-2.2", version: containerdtest.V2,
 		configured: "registry.k8s.io/pause:3.10.1", stored: "registry.k8s.io/pause:3.10.1",
 		wantVersion: "2.2.", wantReported: false, wantPinned: true, golden: true,
+	},
+	{
+		name: "containerd-1.7", version: containerdtest.V17,
+		configured: "registry.k8s.io/pause:3.10.1", stored: "registry.k8s.io/pause:3.10.1",
+		wantVersion: "1.7.", wantReported: true, wantPinned: true, golden: true,
+	},
+	{
+		name: "containerd-2.3", version: containerdtest.V23,
+		configured: "registry.k8s.io/pause:3.10.1", stored: "registry.k8s.io/pause:3.10.1",
+		wantVersion: "2.3.", wantReported: false, wantPinned: true, golden: true,
+	},
+	{
+		name: "containerd-2.4", version: containerdtest.V24,
+		configured: "registry.k8s.io/pause:3.10.1", stored: "registry.k8s.io/pause:3.10.1",
+		wantVersion: "2.4.", wantReported: false, wantPinned: true, golden: true,
 	},
 	{
 		name: "containerd-2.2-alias", version: containerdtest.V2,

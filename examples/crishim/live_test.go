@@ -44,7 +44,7 @@ func crictlBinary(t *testing.T) string {
 // liveImages are stored in every runtime besides the pause image.
 var liveImages = []string{"docker.io/library/busybox:1.36", "registry.k8s.io/coredns/coredns:v1.11.1"}
 
-// TestLiveCrictl runs crictl against real containerd 1.6 and 2.2, straight
+// TestLiveCrictl runs crictl against real containerd 1.6, 1.7, 2.2, 2.3 and 2.4, straight
 // and through the shim. The shim pins the sandbox image that the runtime
 // leaves unpinned, and nothing else; version, info and the rest of images
 // are the same both ways.
@@ -61,6 +61,13 @@ func TestLiveCrictl(t *testing.T) {
 		{name: "containerd-1.6", version: containerdtest.V1, configured: "registry.k8s.io/pause:3.10.1", stored: "registry.k8s.io/pause:3.10.1"},
 		// containerd 2.2 compares the configured name as a raw string.
 		{name: "containerd-2.2-alias", version: containerdtest.V2, configured: "k8s.gcr.io/pause:3.10.1", stored: "registry.k8s.io/pause:3.10.1"},
+		// containerd 1.7.35 normalizes the Docker way, which maps no alias
+		// (version 2 config).
+		{name: "containerd-1.7-alias", version: containerdtest.V17, configured: "k8s.gcr.io/pause:3.10.1", stored: "registry.k8s.io/pause:3.10.1"},
+		// containerd 2.3.7 and 2.4.2 compare strings, like 2.2 (version 4
+		// config, socket under io.containerd.server.v1.grpc).
+		{name: "containerd-2.3-alias", version: containerdtest.V23, configured: "k8s.gcr.io/pause:3.10.1", stored: "registry.k8s.io/pause:3.10.1"},
+		{name: "containerd-2.4-alias", version: containerdtest.V24, configured: "k8s.gcr.io/pause:3.10.1", stored: "registry.k8s.io/pause:3.10.1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -99,6 +99,14 @@ type Options struct {
 	SandboxImage string
 	// Images are imported into the k8s.io namespace before Start returns.
 	Images []Image
+	// ConfigVersion overrides the config version written (0: the build's
+	// own, [Version.ConfigVersion]), to see how a build reads an older
+	// file: version 3 on 2.3+ keeps the [grpc] address and
+	// pinned_images.sandbox.
+	ConfigVersion int
+	// ExtraTOML is appended to the config as is, such as a
+	// [plugins."io.containerd.grpc.v1.cri"] table in a version 3 file.
+	ExtraTOML string
 }
 
 // Containerd is a running containerd.
@@ -437,9 +445,17 @@ func (c *Containerd) probe(ctx context.Context) error {
 // tables; a top-level [grpc] address is ignored there (seen live with 2.3.7
 // and 2.4.2, which then listen on /run/containerd/containerd.sock).
 func (c *Containerd) config(opts Options) string {
+	return c.baseConfig(opts) + opts.ExtraTOML
+}
+
+// baseConfig is config without Options.ExtraTOML.
+func (c *Containerd) baseConfig(opts Options) string {
 	q := func(s string) string { return fmt.Sprintf("%q", s) }
 	var b strings.Builder
 	version := c.Version.ConfigVersion()
+	if opts.ConfigVersion != 0 {
+		version = opts.ConfigVersion
+	}
 	common := func(disabled []string) {
 		fmt.Fprintf(&b, "version = %d\nroot = %s\nstate = %s\n", version, q(filepath.Join(c.Dir, "root")), q(filepath.Join(c.Dir, "state")))
 		ds := make([]string, len(disabled))

@@ -48,3 +48,17 @@ func TestConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigOverrides(t *testing.T) {
+	t.Parallel()
+	c := &Containerd{Version: V23, Dir: "/tmp/x", Socket: "/tmp/x/c.sock"}
+	cfg := c.config(Options{SandboxImage: "registry.k8s.io/pause:3.10.1", ConfigVersion: 3, ExtraTOML: "# extra\n"})
+	for _, w := range []string{"version = 3\n", "[grpc]\n  address = \"/tmp/x/c.sock\"", `sandbox = "registry.k8s.io/pause:3.10.1"`} {
+		if !strings.Contains(cfg, w) {
+			t.Errorf("config lacks %q:\n%s", w, cfg)
+		}
+	}
+	if !strings.HasSuffix(cfg, "\n# extra\n") {
+		t.Errorf("config does not end with ExtraTOML:\n%s", cfg)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -210,4 +211,45 @@ func WriteArchive(path string, images []Image) ([]string, error) {
 		return nil, err
 	}
 	return ids, os.WriteFile(path, out.Bytes(), 0o600)
+}
+
+// ManifestDigest returns the digest of img's manifest as WriteArchive writes
+// it (the archive is reproducible), for a reference such as
+// "registry.k8s.io/pause:3.10.1@sha256:…" that names the image a runtime
+// will store.
+func ManifestDigest(img Image) (string, error) {
+	f, err := os.CreateTemp("", "sbp-manifest-*.tar")
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	_ = f.Close()
+	defer os.Remove(name)
+	if _, err := WriteArchive(name, []Image{img}); err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return "", err
+	}
+	tr := tar.NewReader(bytes.NewReader(data))
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return "", fmt.Errorf("containerdtest: no index.json in the archive: %w", err)
+		}
+		if h.Name != "index.json" {
+			continue
+		}
+		var index struct {
+			Manifests []descriptor `json:"manifests"`
+		}
+		if err := json.NewDecoder(tr).Decode(&index); err != nil {
+			return "", err
+		}
+		if len(index.Manifests) == 0 {
+			return "", errors.New("containerdtest: empty index")
+		}
+		return index.Manifests[0].Digest, nil
+	}
 }

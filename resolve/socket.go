@@ -1,0 +1,39 @@
+package resolve
+
+import (
+	"io/fs"
+	"strings"
+)
+
+// ContainerdEndpoint returns the CRI endpoint ("unix:///run/k8s/c.sock")
+// that the node's containerd config under fsys names, and the file:line that
+// names it; "" when no containerd config exists, every one disables CRI, or
+// none sets the address (containerd then listens on its default,
+// /run/containerd/containerd.sock). Configs are looked for where Resolve
+// looks (RKE2, k3s, then /etc/containerd/config.toml) with their imports.
+//
+// The address is [grpc] address in config versions 1–3 and
+// [plugins."io.containerd.server.v1.grpc"] address in version 4, which
+// ignores [grpc] (cmd/containerd/server/config/config.go, serviceMigrate, at
+// v2.3.7; seen live on 2.3.7 and 2.4.2, which then listen on the default).
+// A malformed file is a *ConfigError.
+func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
+	for _, loc := range containerdLocations() {
+		c, err := readContainerd(fsys, loc.path, loc.flavor)
+		if err != nil {
+			return "", "", err
+		}
+		if c == nil || c.Disabled != nil {
+			continue
+		}
+		if c.Socket == nil {
+			return "", "", nil
+		}
+		addr := c.Socket.Value
+		if !strings.Contains(addr, "://") {
+			addr = "unix://" + addr
+		}
+		return addr, c.Socket.origin(), nil
+	}
+	return "", "", nil
+}
