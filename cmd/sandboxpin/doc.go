@@ -19,4 +19,10 @@
 // With no --root and no --runtime-endpoint, resolve and audit inspect the
 // real node: the files under / and the first of the default CRI sockets
 // that exists (containerd, CRI-O, cri-dockerd), as crictl does.
+//
+// --root DIR is read like a chroot (resolve.DirFS): a node image's symbolic
+// links, absolute or not, resolve inside DIR and never onto the host this
+// runs on; FIFOs, sockets and devices are refused, and every read is
+// bounded. SIGINT and SIGTERM cancel the command, which then ends within a
+// second whatever it is doing (exit 2).
 package main
