@@ -378,6 +378,22 @@ func TestSpecialFiles(t *testing.T) {
 	}
 }
 
+// TestGlobOverFIFO: a FIFO where an imports glob expects a directory is
+// not opened (fs.Glob lists directories without a Stat first).
+func TestGlobOverFIFO(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	plant(t, root, map[string]string{
+		"etc/containerd/config.toml": "version = 2\nimports = [\"conf.d/*.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"" + insideImage + "\"\n",
+	})
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "etc/containerd/conf.d"), 0o600))
+	for name, fsys := range map[string]fs.FS{"DirFS": DirFS(root), "os.DirFS": os.DirFS(root)} {
+		res, err := resolveWithin(t, 10*time.Second, Options{Root: fsys})
+		require.NoError(t, err, name)
+		assert.Equal(t, insideImage, res.SandboxImage, name)
+	}
+}
+
 // TestOpenNonBlocking opens a FIFO through the path that regular files
 // take, as a tree that changes between Stat and Open would make it: the
 // open must not block, and the mode check on the open file refuses it.
@@ -744,3 +760,18 @@ func TestShorten(t *testing.T) {
 }
 
 var _ io.Reader = (*endlessFile)(nil)
+
+// TestDirFSSlash: DirFS("/") reads the host as it is.
+func TestDirFSSlash(t *testing.T) {
+	t.Parallel()
+	want, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		t.Skipf("no /etc/passwd: %v", err)
+	}
+	got, err := fs.ReadFile(DirFS("/"), "etc/passwd")
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	fi, err := fs.Stat(DirFS("/"), ".")
+	require.NoError(t, err)
+	assert.True(t, fi.IsDir())
+}

@@ -151,6 +151,17 @@ func (s *sourceFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err := s.check("readdir", name); err != nil {
 		return nil, err
 	}
+	if !opensSafely(s.b.fsys) {
+		// fs.Glob lists a directory without a Stat first: an os.DirFS
+		// would block opening a FIFO there.
+		fi, err := fs.Stat(s.b.fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+		}
+	}
 	f, err := s.b.fsys.Open(name)
 	if err != nil {
 		return nil, err
