@@ -10,6 +10,7 @@ module github.com/sandboxpin/sandboxpin
 go 1.24
 
 require (
+	github.com/cyphar/filepath-securejoin v0.2.5 // resolve.DirFS; v0.2.4 fixed a Windows escape, v0.2.5 names the loop path; no requirements
 	github.com/distribution/reference v0.6.0 // tests only: the differential fuzz
 	github.com/opencontainers/go-digest v1.0.0
 	github.com/pelletier/go-toml/v2 v2.0.6 // the first with the unstable parser (key lines)

@@ -2,8 +2,9 @@
 // container runtime really uses, from every source that names one, with
 // provenance, conflicts, the patterns to pin it with and a pre-pull list.
 //
-// Call [Resolve] with the node's root file system (nil means "/") and
-// whatever else is known:
+// Call [Resolve] with the node's root file system (nil means "/"; for a
+// node image or a mounted disk use [DirFS], which confines every path and
+// symbolic link to it like a chroot) and whatever else is known:
 //
 //	res, err := resolve.Resolve(ctx, resolve.Options{
 //		Live:           client,    // optional: a criinfo/cri client
@@ -154,6 +155,36 @@
 // only identical strings are merged; each such pair gets a note starting
 // "pre-pull: " that says how to pull the image once and store it under both
 // names (ctr -n k8s.io images tag, skopeo copy, docker tag).
+//
+// # A node root is hostile input
+//
+// Installers resolve node images they did not build, so Resolve treats the
+// root as hostile. Through [DirFS], nothing outside the root is ever opened:
+// absolute links, ".." chains and links in intermediate directories resolve
+// inside it, and link loops are errors. With any root, only regular files
+// are read: FIFOs, sockets and devices (also behind a link) are refused by
+// their mode before an open that could block, with a [*ConfigError] that
+// wraps [ErrNotRegular] and says what the file is. Every read is bounded by
+// the reader, whatever Stat claims, and each Resolve call stops with a
+// [*ConfigError] wrapping [ErrLimit], naming the file or directory, when a
+// source passes one of these limits:
+//
+//   - 4 MiB per file;
+//   - 16 MiB in all the files of one Resolve call;
+//   - 256 files read per source (containerd's config with its imports, the
+//     CRI-O config with its drop-ins, the cri-dockerd unit with its drop-ins,
+//     the kubelet flag files, the kubeadm config); containerd's imports are
+//     also bounded at 256 files per config;
+//   - 4096 directory entries listed per source (imports globs, crio.conf.d,
+//     systemd drop-in directories), listed in chunks so that a directory of
+//     100,000 files costs no more;
+//   - paths of at most 32 components ("etc/crio/crio.conf.d/a" has 4), which
+//     bounds the depth of the crio.conf.d walk.
+//
+// Resolve checks its context before every file and directory it opens; a
+// cancelled Resolve returns the context's error, not a [*ConfigError]. Error
+// texts keep at most 240 bytes of a cause (which may quote the file's
+// content): the start and the end, with the number of bytes left out.
 //
 // # Limits
 //

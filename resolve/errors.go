@@ -34,7 +34,7 @@ func (e *ConfigError) Error() string {
 	if e.Key != "" {
 		fmt.Fprintf(&b, ": %s", e.Key)
 	}
-	fmt.Fprintf(&b, ": %v", e.Err)
+	fmt.Fprintf(&b, ": %s", shorten(fmt.Sprint(e.Err)))
 	return b.String()
 }
 

@@ -1,7 +1,6 @@
 package resolve
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -43,36 +42,6 @@ func fsPath(p string) (string, bool) {
 		p = "."
 	}
 	return p, fs.ValidPath(p)
-}
-
-// maxFileSize bounds every node file we read; real ones are a few KiB.
-const maxFileSize = 4 << 20
-
-// readFile reads a node file. A missing file (or a directory where a file
-// was expected) returns nil, nil: an absent source. Other errors are
-// *ConfigError values.
-func readFile(fsys fs.FS, name string) ([]byte, error) {
-	fi, err := fs.Stat(fsys, name)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, configErr(nodePath(name), "", 0, err)
-	}
-	if fi.IsDir() {
-		return nil, nil
-	}
-	if fi.Size() > maxFileSize {
-		return nil, configErr(nodePath(name), "", 0, fmt.Errorf("file is larger than %d bytes", maxFileSize))
-	}
-	b, err := fs.ReadFile(fsys, name)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, configErr(nodePath(name), "", 0, err)
-	}
-	return b, nil
 }
 
 // lineIndex maps byte offsets of a text to 1-based lines.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -22,8 +21,11 @@ type LiveRuntime interface {
 // Options says where and what to resolve. Every field is optional; a zero
 // Options reads the real node ("/") and no socket.
 type Options struct {
-	// Root is the node's root file system; os.DirFS("/") when nil. Paths
+	// Root is the node's root file system; DirFS("/") when nil. Paths
 	// inside it are read without the leading "/" ("etc/containerd/config.toml").
+	// For a directory on disk (a node image, a mounted disk) use [DirFS],
+	// whose symbolic links resolve inside the directory like a chroot:
+	// os.DirFS follows them onto the host.
 	Root fs.FS
 
 	// Live, when not nil, is asked once for what the runtime reports. Its
@@ -129,7 +131,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 	}
 	root := opts.Root
 	if root == nil {
-		root = os.DirFS("/")
+		root = DirFS("/")
 	}
 	aliases := opts.Aliases
 	if aliases == nil {
@@ -150,7 +152,10 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		}
 		r.live = &info
 	}
-	if err := r.read(root); err != nil {
+	if err := r.read(newBudget(ctx, root)); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("resolve: %w", context.Cause(ctx))
+		}
 		return nil, err
 	}
 	r.chooseRuntime()
@@ -207,10 +212,13 @@ func candidateOf(f found, src Source, role Role) Candidate {
 	return Candidate{Image: f.Value, Source: src, Origin: f.origin(), Role: role}
 }
 
-func (r *resolver) read(root fs.FS) error {
+// read reads every source, each through its own view of the root (see
+// budget): a limit passed or a cancellation is returned even when a reader
+// took it for an absent file.
+func (r *resolver) read(b *budget) error {
 	for _, loc := range containerdLocations() {
-		c, err := readContainerd(root, loc.path, loc.flavor)
-		if err != nil {
+		c, err := readContainerd(b.source(), loc.path, loc.flavor)
+		if err := firstErr(b, err); err != nil {
 			return err
 		}
 		if c != nil {
@@ -218,13 +226,16 @@ func (r *resolver) read(root fs.FS) error {
 		}
 	}
 	var err error
-	if r.crio, err = readCRIO(root); err != nil {
+	r.crio, err = readCRIO(b.source())
+	if err := firstErr(b, err); err != nil {
 		return err
 	}
-	if r.crid, err = readCRIDockerd(root); err != nil {
+	r.crid, err = readCRIDockerd(b.source())
+	if err := firstErr(b, err); err != nil {
 		return err
 	}
-	if r.kubelet, err = readKubelet(root); err != nil {
+	r.kubelet, err = readKubelet(b.source())
+	if err := firstErr(b, err); err != nil {
 		return err
 	}
 	if p := r.opts.KubeadmConfigPath; p != "" {
@@ -232,11 +243,21 @@ func (r *resolver) read(root fs.FS) error {
 		if !ok || name == "." {
 			return fmt.Errorf("resolve: Options.KubeadmConfigPath %q is not a file path", p)
 		}
-		if r.kubeadm, err = readKubeadm(root, name); err != nil {
+		r.kubeadm, err = readKubeadm(b.source(), name)
+		if err := firstErr(b, err); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// firstErr returns the budget's error (a limit or the context) before the
+// reader's own, which may be a consequence of it.
+func firstErr(b *budget, err error) error {
+	if berr := b.failed(); berr != nil {
+		return berr
+	}
+	return err
 }
 
 // configured returns the runtimes whose configuration exists, in the order

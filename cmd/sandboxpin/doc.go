@@ -36,4 +36,10 @@
 // give --runtime-version (or a socket) when the answer depends on it. For
 // cri-dockerd, the socket's reported version is Docker Engine's, so only
 // --runtime-version gives cri-dockerd's own.
+//
+// --root DIR is read like a chroot (resolve.DirFS): a node image's symbolic
+// links, absolute or not, resolve inside DIR and never onto the host this
+// runs on; FIFOs, sockets and devices are refused, and every read is
+// bounded. SIGINT and SIGTERM cancel the command, which then ends within a
+// second whatever it is doing (exit 2).
 package main

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 const (
@@ -31,8 +32,20 @@ func commands() []command {
 	}
 }
 
+// exitGrace is how long a command may take to return once SIGINT or
+// SIGTERM has cancelled its context, before the process exits anyway (with
+// exitError): a write to a pipe that nobody reads, or any other call that
+// takes no context, must not keep it alive. With it the command ends within
+// a second of the signal in every state.
+const exitGrace = 500 * time.Millisecond
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done() // a signal, or stop below
+		time.Sleep(exitGrace)
+		os.Exit(exitError)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -71,11 +71,13 @@ func firstEndpoint(root fs.FS, defaults []string) string {
 	return ""
 }
 
+// rootFS is the node's root, confined like a chroot: a node image's links
+// resolve inside it, never onto the host this runs on.
 func (n *nodeFlags) rootFS() fs.FS {
 	if n.root == "" {
-		return os.DirFS("/")
+		return resolve.DirFS("/")
 	}
-	return os.DirFS(n.root)
+	return resolve.DirFS(n.root)
 }
 
 // dial connects to the runtime, or returns nil when there is none to ask.
@@ -92,6 +94,14 @@ func (n *nodeFlags) dial(ctx context.Context) (*cri.Client, error) {
 // resolve runs resolve.Resolve on the node the flags name, with the live
 // runtime when there is one.
 func (n *nodeFlags) resolve(ctx context.Context, client *cri.Client) (*resolve.Result, error) {
+	if n.root != "" {
+		// resolve.DirFS reports a missing root on every file; say it once.
+		if fi, err := os.Stat(n.root); err != nil {
+			return nil, fmt.Errorf("--root: %w", err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("--root %s: not a directory", n.root)
+		}
+	}
 	opts := resolve.Options{
 		Root:              n.rootFS(),
 		KubeadmVersion:    n.kubeadmVersion,

@@ -168,7 +168,7 @@ func runShim(ctx context.Context, o options, hup <-chan os.Signal, stderr io.Wri
 	}
 	defer func() { _ = upstream.Close() }()
 
-	load := nodeLoader(resolve.Options{Root: os.DirFS(o.root), Live: live}, extra, log)
+	load := nodeLoader(resolve.Options{Root: resolve.DirFS(o.root), Live: live}, extra, log)
 	s, err := newShim(ctx, upstream, load, log)
 	if err != nil {
 		return fail("cannot start", err)

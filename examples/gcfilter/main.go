@@ -294,7 +294,7 @@ func matcher(ctx context.Context, o options, live resolve.LiveRuntime) (*pin.Mat
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("--root %s: not a directory", o.root)
 	}
-	res, err := resolve.Resolve(ctx, resolve.Options{Root: os.DirFS(o.root), Live: live})
+	res, err := resolve.Resolve(ctx, resolve.Options{Root: resolve.DirFS(o.root), Live: live})
 	if err != nil {
 		return nil, fmt.Errorf("resolve the node's pins: %w", err)
 	}

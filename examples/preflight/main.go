@@ -129,7 +129,7 @@ func check(ctx context.Context, o options) (*resolve.Result, error) {
 		}
 	}
 	opts := resolve.Options{
-		Root:              os.DirFS(o.root),
+		Root:              resolve.DirFS(o.root),
 		KubeadmVersion:    o.kubeadmVersion,
 		KubeadmConfigPath: o.kubeadmConfig,
 	}

@@ -1,0 +1,197 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// silentRuntime listens on a unix socket, accepts connections and never
+// answers: a runtime that hangs. Each accepted connection is sent on the
+// returned channel.
+func silentRuntime(t *testing.T) (endpoint string, accepted <-chan struct{}) {
+	t.Helper()
+	// A short directory: unix socket paths are limited to 108 bytes.
+	dir, err := os.MkdirTemp("", "sp")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "cri.sock")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	ch := make(chan struct{}, 16)
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		<-done
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return "unix://" + sock, ch
+}
+
+// TestSignals runs the built command blocked in various states and sends
+// it SIGINT or SIGTERM: it must end within a second every time.
+func TestSignals(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "sandboxpin")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	manyRefs := make([]string, 0, 20_000)
+	for i := range 20_000 {
+		manyRefs = append(manyRefs, "registry.example.com/team/image:"+strings.Repeat("1", 8)+"-"+string(rune('a'+i%26)))
+	}
+	tests := []struct {
+		name string
+		// start returns the command, ready to start, and a channel that is
+		// closed (or sent on) once the command is blocked.
+		start func(t *testing.T) (*exec.Cmd, <-chan struct{})
+	}{
+		{
+			name: "resolve waiting for a runtime that never answers",
+			start: func(t *testing.T) (*exec.Cmd, <-chan struct{}) {
+				e, acc := silentRuntime(t)
+				return exec.Command(bin, "resolve", "--root", t.TempDir(), "--runtime-endpoint", e), acc
+			},
+		},
+		{
+			name: "audit waiting for a runtime that never answers",
+			start: func(t *testing.T) (*exec.Cmd, <-chan struct{}) {
+				e, acc := silentRuntime(t)
+				return exec.Command(bin, "audit", "--root", t.TempDir(), "--runtime-endpoint", e), acc
+			},
+		},
+		{
+			name: "check --resolve waiting for a runtime that never answers",
+			start: func(t *testing.T) (*exec.Cmd, <-chan struct{}) {
+				e, acc := silentRuntime(t)
+				return exec.Command(bin, "check", "--resolve", "--root", t.TempDir(), "--runtime-endpoint", e, "registry.k8s.io/pause:3.10"), acc
+			},
+		},
+		{
+			name: "normalize writing to a pipe nobody reads",
+			start: func(t *testing.T) (*exec.Cmd, <-chan struct{}) {
+				cmd := exec.Command(bin, append([]string{"normalize"}, manyRefs...)...)
+				r, w, err := os.Pipe()
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = r.Close(); _ = w.Close() })
+				cmd.Stdout = w // never read: the writes block once the pipe is full
+				ready := make(chan struct{})
+				time.AfterFunc(500*time.Millisecond, func() { close(ready) })
+				return cmd, ready
+			},
+		},
+	}
+	for _, tt := range tests {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(tt.name+"/"+sig.String(), func(t *testing.T) {
+				t.Parallel()
+				cmd, blocked := tt.start(t)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				require.NoError(t, cmd.Start())
+				exited := make(chan error, 1)
+				go func() { exited <- cmd.Wait() }()
+				select {
+				case <-blocked:
+				case err := <-exited:
+					t.Fatalf("the command ended before it blocked: %v\n%s", err, stderr.String())
+				case <-time.After(20 * time.Second):
+					_ = cmd.Process.Kill()
+					t.Fatal("the command did not reach the blocked state")
+				}
+				sent := time.Now()
+				require.NoError(t, cmd.Process.Signal(sig))
+				select {
+				case err := <-exited:
+					took := time.Since(sent)
+					t.Logf("ended %v after %v: %v", took.Round(time.Millisecond), sig, err)
+					assert.Less(t, took, time.Second)
+					assert.Equal(t, exitError, cmd.ProcessState.ExitCode(), "stderr: %s", stderr.String())
+				case <-time.After(5 * time.Second):
+					_ = cmd.Process.Kill()
+					t.Fatalf("still running 5s after %v (then killed: %v)", sig, <-exited)
+				}
+			})
+		}
+	}
+}
+
+// TestHostileRootCLI: the built command refuses a FIFO, and ignores a link
+// out of the root, by itself and promptly.
+func TestHostileRootCLI(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "sandboxpin")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	parent := t.TempDir()
+	outside := filepath.Join(parent, "host.toml")
+	require.NoError(t, os.WriteFile(outside, []byte("version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"sentinel.example/escaped:1\"\n"), 0o600))
+
+	fifoRoot := filepath.Join(parent, "fifo")
+	require.NoError(t, os.MkdirAll(filepath.Join(fifoRoot, "etc/containerd"), 0o750))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(fifoRoot, "etc/containerd/config.toml"), 0o600))
+
+	linkRoot := filepath.Join(parent, "link")
+	require.NoError(t, os.MkdirAll(filepath.Join(linkRoot, "etc/containerd"), 0o750))
+	require.NoError(t, os.Symlink(outside, filepath.Join(linkRoot, "etc/containerd/config.toml")))
+
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string // in stdout or stderr
+		notWant  string
+	}{
+		{"FIFO", []string{"resolve", "--root", fifoRoot}, exitError, "/etc/containerd/config.toml: invalid configuration: not a regular file: it is a named pipe (FIFO)", ""},
+		{"link to the host", []string{"resolve", "--root", linkRoot, "-o", "json"}, exitOK, `"sandboxImage": ""`, "sentinel.example"},
+		{"missing root", []string{"resolve", "--root", filepath.Join(parent, "typo")}, exitError, "--root: stat", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(bin, tt.args...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			start := time.Now()
+			require.NoError(t, cmd.Start())
+			timer := time.AfterFunc(10*time.Second, func() { _ = cmd.Process.Kill() })
+			_ = cmd.Wait()
+			timer.Stop()
+			assert.Less(t, time.Since(start), 5*time.Second)
+			assert.Equal(t, tt.wantCode, cmd.ProcessState.ExitCode(), "stderr: %s", stderr.String())
+			assert.Contains(t, stdout.String()+stderr.String(), tt.want)
+			if tt.notWant != "" {
+				assert.NotContains(t, stdout.String()+stderr.String(), tt.notWant)
+			}
+		})
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package resolve
+
+// oNonblock is 0 where opens of special files do not block this way.
+const oNonblock = 0
