@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"context"
 	"io/fs"
 	"strings"
 )
@@ -18,9 +19,12 @@ import (
 // v2.3.7; seen live on 2.3.7 and 2.4.2, which then listen on the default).
 // A malformed file is a *ConfigError.
 func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
+	// The same limits as Resolve: a hostile root cannot block or exhaust
+	// memory here either.
+	b := newBudget(context.Background(), fsys)
 	for _, loc := range containerdLocations() {
-		c, err := readContainerd(fsys, loc.path, loc.flavor)
-		if err != nil {
+		c, err := readContainerd(b.source(), loc.path, loc.flavor)
+		if err := firstErr(b, err); err != nil {
 			return "", "", err
 		}
 		if c == nil || c.Disabled != nil {

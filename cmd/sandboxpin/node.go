@@ -47,7 +47,7 @@ func (n *nodeFlags) endpointToAsk() string {
 	if n.endpoint != "" || n.root != "" {
 		return n.endpoint
 	}
-	return firstEndpoint(os.DirFS("/"), cri.DefaultEndpoints())
+	return firstEndpoint(resolve.DirFS("/"), cri.DefaultEndpoints())
 }
 
 // firstEndpoint returns the gRPC socket that the containerd config under
