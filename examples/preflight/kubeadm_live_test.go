@@ -107,9 +107,6 @@ func TestKubeadmSideBySide(t *testing.T) {
 			assert.Empty(t, k.SandboxWarning, "kubeadm is blind: containerd 2.x reports no sandbox image")
 
 			for _, s := range sandboxpinVerdicts(t, root, c.Endpoint, version) {
-				if s.code == exitError && strings.Contains(s.stderr, "version") && strings.Contains(s.stderr, "config.toml") {
-					t.Skipf("%s: this resolve does not read containerd's config version 4 (issue 9 adds it): %s", s.tool, s.stderr)
-				}
 				assert.Equal(t, other, s.SandboxImage, s.tool)
 				assert.Equal(t, []string{other, kubeadmPause}, s.Prepull, s.tool)
 				if s.tool == "examples/preflight" {
