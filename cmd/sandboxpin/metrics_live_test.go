@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
+)
+
+// TestAuditPrometheusLive runs audit -o prometheus against real containerd:
+// the same exit codes as the text output, and an exposition that parses.
+func TestAuditPrometheusLive(t *testing.T) {
+	t.Parallel()
+	const stored = "registry.k8s.io/pause:3.10.1"
+	tests := []struct {
+		name            string
+		version         containerdtest.Version
+		wantCode        int
+		wantUnprotected float64
+	}{
+		{name: "containerd 1.6 never pins", version: containerdtest.V1, wantCode: exitCheck, wantUnprotected: 1},
+		{name: "containerd 2.2 pins the exact name", version: containerdtest.V2, wantCode: exitOK, wantUnprotected: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := containerdtest.Start(t, tt.version, containerdtest.Options{
+				SandboxImage: stored,
+				Images:       []containerdtest.Image{{Names: []string{stored}}, {Names: []string{"docker.io/library/busybox:1.36"}}},
+			})
+			code, out, errOut := runCmd(t, "audit", "-o", "prometheus", "--runtime-endpoint", c.Endpoint, "--root", t.TempDir())
+			assert.Equal(t, tt.wantCode, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			fams := parseExposition(t, strings.NewReader(out))
+			v, ok := gauge(t, fams, metricUnprotected)
+			require.True(t, ok, out)
+			assert.InDelta(t, tt.wantUnprotected, v, 0)
+			v, ok = gauge(t, fams, metricMustPin)
+			require.True(t, ok, out)
+			assert.InDelta(t, 1.0, v, 0, "the sandbox image, not busybox")
+		})
+	}
+}
