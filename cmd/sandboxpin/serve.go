@@ -182,7 +182,7 @@ func (a *auditor) trigger(ctx context.Context, why string) (done <-chan struct{}
 		return a.running, 0
 	}
 	if a.runs > 0 {
-		if since := time.Now().Sub(a.started); since < a.minInterval {
+		if since := time.Since(a.started); since < a.minInterval {
 			return nil, a.minInterval - since
 		}
 	}
