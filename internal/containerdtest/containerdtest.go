@@ -21,22 +21,70 @@ import (
 type Version int
 
 const (
-	// V1 is containerd 1.6 from Debian's containerd package.
+	// V1 is containerd 1.6 from Debian's containerd package (1.6.20, config
+	// version 2).
 	V1 Version = 1
-	// V2 is containerd 2.2 built from source.
+	// V2 is containerd 2.2 built from source (2.2.9, config version 3).
 	V2 Version = 2
+	// V17 is containerd 1.7 built from source (1.7.35, config version 2).
+	V17 Version = 17
+	// V23 is containerd 2.3 built from source (2.3.7, config version 4).
+	V23 Version = 23
+	// V24 is containerd 2.4 built from source (2.4.2, config version 4).
+	V24 Version = 24
 )
 
-func (v Version) String() string { return fmt.Sprintf("containerd%d", int(v)) }
+// build describes one Version.
+type build struct {
+	name, release       string // "containerd-1.7", "1.7.35"
+	envContainerd       string
+	defaultContainerd   string // "" means under the cache: containerd/v<release>/containerd
+	configVersion       int
+	ctrFromV1, fromDeps bool
+}
+
+func (v Version) build() build {
+	switch v {
+	case V1:
+		return build{name: "containerd-1.6", release: "1.6.20", envContainerd: EnvContainerd1,
+			defaultContainerd: "/usr/bin/containerd", configVersion: 2, ctrFromV1: true}
+	case V17:
+		return build{name: "containerd-1.7", release: "1.7.35", envContainerd: EnvContainerd17, configVersion: 2, fromDeps: true}
+	case V2:
+		return build{name: "containerd-2.2", release: "2.2.9", envContainerd: EnvContainerd2, configVersion: 3, fromDeps: true}
+	case V23:
+		return build{name: "containerd-2.3", release: "2.3.7", envContainerd: EnvContainerd23, configVersion: 4, fromDeps: true}
+	case V24:
+		return build{name: "containerd-2.4", release: "2.4.2", envContainerd: EnvContainerd24, configVersion: 4, fromDeps: true}
+	}
+	return build{name: fmt.Sprintf("containerd(%d)", int(v))}
+}
+
+// Versions returns every supported build, oldest first.
+func Versions() []Version { return []Version{V1, V17, V2, V23, V24} }
+
+// String returns a short name such as "containerd-1.7", usable as a subtest
+// name.
+func (v Version) String() string { return v.build().name }
+
+// Release returns the exact containerd release of the build, such as "1.7.35".
+func (v Version) Release() string { return v.build().release }
+
+// ConfigVersion returns the config.toml version the helper writes for v: 2
+// for 1.6 and 1.7, 3 for 2.2, 4 for 2.3 and 2.4.
+func (v Version) ConfigVersion() int { return v.build().configVersion }
 
 // Environment variables read by the helper.
 const (
-	EnvRequire     = "SANDBOXPIN_REQUIRE_RUNTIMES"
-	EnvCache       = "SANDBOXPIN_CACHE"
-	EnvContainerd1 = "SANDBOXPIN_CONTAINERD1"
-	EnvContainerd2 = "SANDBOXPIN_CONTAINERD2"
-	EnvCtr1        = "SANDBOXPIN_CTR1"
-	EnvCtr2        = "SANDBOXPIN_CTR2"
+	EnvRequire      = "SANDBOXPIN_REQUIRE_RUNTIMES"
+	EnvCache        = "SANDBOXPIN_CACHE"
+	EnvContainerd1  = "SANDBOXPIN_CONTAINERD1"
+	EnvContainerd17 = "SANDBOXPIN_CONTAINERD_1_7"
+	EnvContainerd2  = "SANDBOXPIN_CONTAINERD2"
+	EnvContainerd23 = "SANDBOXPIN_CONTAINERD_2_3"
+	EnvContainerd24 = "SANDBOXPIN_CONTAINERD_2_4"
+	EnvCtr1         = "SANDBOXPIN_CTR1"
+	EnvCtr2         = "SANDBOXPIN_CTR2"
 )
 
 // startTimeout bounds the wait for the CRI plugin; containerd boots in well
@@ -45,8 +93,9 @@ const startTimeout = 60 * time.Second
 
 // Options configure a containerd instance.
 type Options struct {
-	// SandboxImage is the configured sandbox image: sandbox_image for V1,
-	// pinned_images.sandbox for V2. "" keeps the runtime's default.
+	// SandboxImage is the configured sandbox image: sandbox_image for 1.x
+	// (config version 2), pinned_images.sandbox for 2.x (versions 3 and 4).
+	// "" keeps the runtime's default.
 	SandboxImage string
 	// Images are imported into the k8s.io namespace before Start returns.
 	Images []Image
@@ -84,7 +133,8 @@ func CacheDir() string {
 }
 
 // Binaries returns the containerd and ctr binaries for v (from the
-// environment or the defaults), whether or not they exist.
+// environment or the defaults), whether or not they exist. Every build but V1
+// uses the ctr of SANDBOXPIN_CTR2 (ctr 2.4 imports into 1.7 and 2.x alike).
 func Binaries(v Version) (containerd, ctr string) {
 	env := func(k, def string) string {
 		if s := os.Getenv(k); s != "" {
@@ -92,11 +142,16 @@ func Binaries(v Version) (containerd, ctr string) {
 		}
 		return def
 	}
+	bd := v.build()
 	ctr1 := env(EnvCtr1, "/usr/bin/ctr")
-	if v == V1 {
-		return env(EnvContainerd1, "/usr/bin/containerd"), ctr1
+	def := bd.defaultContainerd
+	if def == "" {
+		def = filepath.Join(CacheDir(), "containerd", "v"+bd.release, "containerd")
 	}
-	containerd = env(EnvContainerd2, filepath.Join(CacheDir(), "containerd", "v2.2.9", "containerd"))
+	containerd = env(bd.envContainerd, def)
+	if bd.ctrFromV1 {
+		return containerd, ctr1
+	}
 	ctr = os.Getenv(EnvCtr2)
 	if ctr == "" {
 		ctr = filepath.Join(CacheDir(), "ctr", "v2.4.2", "ctr")
@@ -111,10 +166,10 @@ func Binaries(v Version) (containerd, ctr string) {
 
 // howTo says how to get what v needs.
 func howTo(v Version) string {
-	if v == V1 {
+	if !v.build().fromDeps {
 		return "run as root after `apt-get install -y containerd` (it brings ctr and runc)"
 	}
-	return "run `bash scripts/deps.sh` as root (it builds containerd into " + CacheDir() +
+	return "run `bash scripts/deps.sh` as root (it builds containerd " + v.Release() + " into " + CacheDir() +
 		" and installs Debian's containerd for ctr and runc), then source " + filepath.Join(CacheDir(), "env.sh")
 }
 
@@ -256,8 +311,15 @@ func (c *Containerd) Import(t testing.TB, images ...Image) []string {
 	// unpacking would need the snapshotter ctr picks, not the CRI one.
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, c.ctr, "--address", c.Socket, "-n", "k8s.io",
-		"images", "import", "--all-platforms", "--no-unpack", archive.Name()).CombinedOutput()
+	args := []string{"--address", c.Socket, "-n", "k8s.io", "images", "import", "--all-platforms", "--no-unpack"}
+	if c.Version == V17 {
+		// ctr 2.x imports through the transfer service by default; that of
+		// containerd 1.7.35 stores no image for our archive ("No images store
+		// for sha256:…" in pkg/transfer/local/import.go), so import
+		// client-side as ctr 1.x does.
+		args = append(args, "--local")
+	}
+	out, err := exec.CommandContext(ctx, c.ctr, append(args, archive.Name())...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("containerdtest: %s images import: %v\n%s\nlog:\n%s", c.ctr, err, out, c.Log())
 	}
@@ -369,29 +431,45 @@ func (c *Containerd) probe(ctx context.Context) error {
 	return nil
 }
 
-// config returns the containerd config for c.
+// config returns the containerd config for c: version 2 for 1.6 and 1.7
+// (sandbox_image), 3 for 2.2 and 4 for 2.3+ (pinned_images.sandbox). In
+// version 4 the server addresses live in io.containerd.server.v1.* plugin
+// tables; a top-level [grpc] address is ignored there (seen live with 2.3.7
+// and 2.4.2, which then listen on /run/containerd/containerd.sock).
 func (c *Containerd) config(opts Options) string {
 	q := func(s string) string { return fmt.Sprintf("%q", s) }
 	var b strings.Builder
-	common := func(version int, disabled []string) {
+	version := c.Version.ConfigVersion()
+	common := func(disabled []string) {
 		fmt.Fprintf(&b, "version = %d\nroot = %s\nstate = %s\n", version, q(filepath.Join(c.Dir, "root")), q(filepath.Join(c.Dir, "state")))
 		ds := make([]string, len(disabled))
 		for i, d := range disabled {
 			ds[i] = q(d)
 		}
 		fmt.Fprintf(&b, "disabled_plugins = [%s]\n\n", strings.Join(ds, ", "))
+		if version >= 4 {
+			b.WriteString("[debug]\n  level = \"info\"\n\n")
+			fmt.Fprintf(&b, "[plugins.'io.containerd.server.v1.grpc']\n  address = %s\n\n", q(c.Socket))
+			fmt.Fprintf(&b, "[plugins.'io.containerd.server.v1.ttrpc']\n  address = %s\n\n", q(c.Socket+".ttrpc"))
+			b.WriteString("[plugins.'io.containerd.server.v1.debug']\n  address = \"\"\n\n")
+			b.WriteString("[plugins.'io.containerd.server.v1.metrics']\n  address = \"\"\n\n")
+			return
+		}
 		fmt.Fprintf(&b, "[grpc]\n  address = %s\n\n[ttrpc]\n  address = %s\n\n", q(c.Socket), q(c.Socket+".ttrpc"))
 		b.WriteString("[debug]\n  address = \"\"\n  level = \"info\"\n\n[metrics]\n  address = \"\"\n\n")
 	}
 	cniConf, cniBin := q(filepath.Join(c.Dir, "cni")), q(filepath.Join(c.Dir, "cni-bin"))
-	if c.Version == V1 {
-		common(2, []string{
+	if version == 2 {
+		common([]string{
 			"io.containerd.internal.v1.opt",
 			"io.containerd.snapshotter.v1.aufs",
+			"io.containerd.snapshotter.v1.blockfile",
 			"io.containerd.snapshotter.v1.btrfs",
 			"io.containerd.snapshotter.v1.devmapper",
 			"io.containerd.snapshotter.v1.zfs",
 			"io.containerd.tracing.processor.v1.otlp",
+			"io.containerd.internal.v1.tracing",
+			"io.containerd.nri.v1.nri",
 		})
 		b.WriteString("[plugins.\"io.containerd.grpc.v1.cri\"]\n")
 		if opts.SandboxImage != "" {
@@ -401,7 +479,7 @@ func (c *Containerd) config(opts Options) string {
 		fmt.Fprintf(&b, "  [plugins.\"io.containerd.grpc.v1.cri\".cni]\n    conf_dir = %s\n    bin_dir = %s\n", cniConf, cniBin)
 		return b.String()
 	}
-	common(3, []string{
+	common([]string{
 		"io.containerd.internal.v1.opt",
 		"io.containerd.nri.v1.nri",
 		"io.containerd.snapshotter.v1.blockfile",

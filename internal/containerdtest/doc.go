@@ -8,9 +8,13 @@
 //	})
 //	client, err := cri.Dial(ctx, c.Endpoint)
 //
-// Two builds are supported: [V1] is containerd 1.6 as Debian packages it
-// (config version 2, sandbox_image), [V2] containerd 2.2 built from source
-// (config version 3, pinned_images.sandbox). Both use the native snapshotter
+// Five builds are supported ([Versions]): [V1] is containerd 1.6.20 as Debian
+// packages it and [V17] containerd 1.7.35 built from source (config version 2,
+// sandbox_image), [V2] containerd 2.2.9 (config version 3,
+// pinned_images.sandbox), [V23] 2.3.7 and [V24] 2.4.2 (config version 4:
+// pinned_images.sandbox, and the sockets under the
+// io.containerd.server.v1.grpc and .ttrpc plugin tables, since version 4
+// ignores a top-level [grpc] address). All use the native snapshotter
 // and get their images from OCI archives built in Go and loaded with
 // `ctr images import --no-unpack`, so no network is needed.
 //
@@ -20,11 +24,14 @@
 // them and writes $SANDBOXPIN_CACHE/env.sh). They are found through environment
 // variables, with these defaults:
 //
-//	SANDBOXPIN_CONTAINERD1  /usr/bin/containerd
-//	SANDBOXPIN_CTR1         /usr/bin/ctr
-//	SANDBOXPIN_CONTAINERD2  $SANDBOXPIN_CACHE/containerd/v2.2.9/containerd
-//	SANDBOXPIN_CTR2         $SANDBOXPIN_CACHE/ctr/v2.4.2/ctr, else the ctr of V1
-//	SANDBOXPIN_CACHE        ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin
+//	SANDBOXPIN_CONTAINERD1     /usr/bin/containerd
+//	SANDBOXPIN_CTR1            /usr/bin/ctr
+//	SANDBOXPIN_CONTAINERD_1_7  $SANDBOXPIN_CACHE/containerd/v1.7.35/containerd
+//	SANDBOXPIN_CONTAINERD2     $SANDBOXPIN_CACHE/containerd/v2.2.9/containerd
+//	SANDBOXPIN_CONTAINERD_2_3  $SANDBOXPIN_CACHE/containerd/v2.3.7/containerd
+//	SANDBOXPIN_CONTAINERD_2_4  $SANDBOXPIN_CACHE/containerd/v2.4.2/containerd
+//	SANDBOXPIN_CTR2            $SANDBOXPIN_CACHE/ctr/v2.4.2/ctr (for 1.7 and 2.x), else the ctr of V1
+//	SANDBOXPIN_CACHE           ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin
 //
 // When something is missing the test is skipped with a message that says how to
 // install it, unless SANDBOXPIN_REQUIRE_RUNTIMES=1, under which it fails (CI
