@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,23 +17,30 @@ import (
 func TestAuditPrometheusLive(t *testing.T) {
 	t.Parallel()
 	const stored = "registry.k8s.io/pause:3.10.1"
-	tests := []struct {
-		name            string
+	type liveCase struct {
 		version         containerdtest.Version
 		wantCode        int
 		wantUnprotected float64
-	}{
-		{name: "containerd 1.6 never pins", version: containerdtest.V1, wantCode: exitCheck, wantUnprotected: 1},
-		{name: "containerd 2.2 pins the exact name", version: containerdtest.V2, wantCode: exitOK, wantUnprotected: 0},
+	}
+	var tests []liveCase
+	for _, v := range containerdtest.Versions() {
+		if v == containerdtest.V1 { // never pins
+			tests = append(tests, liveCase{version: v, wantCode: exitCheck, wantUnprotected: 1})
+			continue
+		}
+		tests = append(tests, liveCase{version: v, wantCode: exitOK, wantUnprotected: 0})
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.version.String(), func(t *testing.T) {
 			t.Parallel()
 			c := containerdtest.Start(t, tt.version, containerdtest.Options{
 				SandboxImage: stored,
 				Images:       []containerdtest.Image{{Names: []string{stored}}, {Names: []string{"docker.io/library/busybox:1.36"}}},
 			})
-			code, out, errOut := runCmd(t, "audit", "-o", "prometheus", "--runtime-endpoint", c.Endpoint, "--root", t.TempDir())
+			root := t.TempDir()
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/containerd"), 0o750))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "etc/containerd/config.toml"), []byte(nodeConfig(tt.version, stored)), 0o600))
+			code, out, errOut := runCmd(t, "audit", "-o", "prometheus", "--runtime-endpoint", c.Endpoint, "--root", root)
 			assert.Equal(t, tt.wantCode, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 			fams := parseExposition(t, strings.NewReader(out))
 			v, ok := gauge(t, fams, metricUnprotected)
