@@ -231,3 +231,31 @@ func auditPrometheus(ctx context.Context, n *nodeFlags, stdout, stderr io.Writer
 	}
 	return a.exitCode()
 }
+
+// auditSummary is `audit -o summary`: the verdict in one line on stdout,
+// with audit's exit codes. node-problem-detector's custom plugin monitor
+// runs it: it maps exit 0/1/other to OK/NonOK/Unknown and takes stdout,
+// cut at max_output_length, as the condition's message
+// (node-problem-detector v1.36.0: pkg/custompluginmonitor/plugin/plugin.go),
+// so the verdict comes first and errors go to stdout as well.
+func auditSummary(ctx context.Context, n *nodeFlags, stdout, stderr io.Writer) int {
+	a := auditNode(ctx, n)
+	fmt.Fprintln(stdout, a.summary())
+	if a.Err != nil {
+		return fail(stderr, "audit: %v", a.Err)
+	}
+	return a.exitCode()
+}
+
+// summary is the audit's verdict in one line.
+func (a *nodeAudit) summary() string {
+	switch {
+	case a.Err != nil:
+		return fmt.Sprintf("UNKNOWN: the audit failed: %v", a.Err)
+	case a.Sandbox == nil:
+		return fmt.Sprintf("FAIL: sandbox image %s (%s) is not in the runtime's image store; pre-pull it under that name", a.SandboxImage, a.Runtime)
+	case !a.Sandbox.GetPinned():
+		return fmt.Sprintf("FAIL: %s does not pin sandbox image %s (stored as %s); the kubelet's image GC may delete it", a.Runtime, a.SandboxImage, imageLabel(a.Sandbox))
+	}
+	return fmt.Sprintf("OK: %s pins sandbox image %s", a.Runtime, a.SandboxImage)
+}

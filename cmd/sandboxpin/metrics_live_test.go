@@ -12,8 +12,9 @@ import (
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 )
 
-// TestAuditPrometheusLive runs audit -o prometheus against real containerd:
-// the same exit codes as the text output, and an exposition that parses.
+// TestAuditPrometheusLive runs audit -o prometheus and -o summary against
+// real containerd: the same exit codes as the text output, an exposition
+// that parses, and a one-line verdict.
 func TestAuditPrometheusLive(t *testing.T) {
 	t.Parallel()
 	const stored = "registry.k8s.io/pause:3.10.1"
@@ -49,6 +50,15 @@ func TestAuditPrometheusLive(t *testing.T) {
 			v, ok = gauge(t, fams, metricMustPin)
 			require.True(t, ok, out)
 			assert.InDelta(t, 1.0, v, 0, "the sandbox image, not busybox")
+
+			code, out, errOut = runCmd(t, "audit", "-o", "summary", "--runtime-endpoint", c.Endpoint, "--root", root)
+			assert.Equal(t, tt.wantCode, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			assert.Equal(t, 1, strings.Count(out, "\n"), out)
+			if tt.wantCode == exitOK {
+				assert.Equal(t, "OK: containerd pins sandbox image "+stored+"\n", out)
+			} else {
+				assert.Equal(t, "FAIL: containerd does not pin sandbox image "+stored+" (stored as "+stored+"); the kubelet's image GC may delete it\n", out)
+			}
 		})
 	}
 }

@@ -61,6 +61,7 @@ func TestAuditCollector(t *testing.T) {
 		audit    nodeAudit
 		want     map[string]float64 // absent names must not be exported
 		wantCode int
+		summary  string // -o summary
 	}{
 		{
 			name: "protected",
@@ -73,6 +74,7 @@ func TestAuditCollector(t *testing.T) {
 				metricUnprotected: 0, metricConflicts: 0, metricInfo: 1,
 			},
 			wantCode: exitOK,
+			summary:  "OK: containerd pins sandbox image registry.k8s.io/pause:3.10.1",
 		},
 		{
 			name: "unprotected",
@@ -85,18 +87,21 @@ func TestAuditCollector(t *testing.T) {
 				metricUnprotected: 2, metricConflicts: 1, metricInfo: 1,
 			},
 			wantCode: exitCheck,
+			summary:  "FAIL: containerd does not pin sandbox image k8s.gcr.io/pause:3.10.1 (stored as sha256:1); the kubelet's image GC may delete it",
 		},
 		{
 			name:     "missing",
 			audit:    nodeAudit{Finished: finished, Runtime: "cri-o", SandboxImage: "registry.k8s.io/pause:3.10"},
 			want:     map[string]float64{metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 0, metricMustPin: 0, metricUnprotected: 0, metricConflicts: 0, metricInfo: 1},
 			wantCode: exitCheck,
+			summary:  "FAIL: sandbox image registry.k8s.io/pause:3.10 (cri-o) is not in the runtime's image store; pre-pull it under that name",
 		},
 		{
 			name:     "failed",
 			audit:    nodeAudit{Finished: finished, Err: errors.New("runtime down")},
 			want:     map[string]float64{metricSuccess: 0, metricTimestamp: 1796230800.5},
 			wantCode: exitError,
+			summary:  "UNKNOWN: the audit failed: runtime down",
 		},
 	}
 	for _, tt := range tests {
@@ -118,6 +123,7 @@ func TestAuditCollector(t *testing.T) {
 				assert.Equal(t, map[string]string{"runtime": tt.audit.Runtime, "runtime_version": tt.audit.RuntimeVersion, "image": tt.audit.SandboxImage}, labels(t, fams, metricInfo))
 			}
 			assert.Equal(t, tt.wantCode, tt.audit.exitCode())
+			assert.Equal(t, tt.summary, tt.audit.summary())
 		})
 	}
 }
@@ -142,6 +148,7 @@ func TestAuditPrometheusErrors(t *testing.T) {
 		{name: "no socket", args: []string{"audit", "-o", "prometheus", "--root", sampleNode}, wantOut: true, wantErrOut: "no CRI socket"},
 		{name: "absent socket", args: []string{"audit", "-o", "prometheus", "--runtime-endpoint", "unix:///nonexistent/x.sock", "--root", sampleNode}, wantOut: true, wantErrOut: "/nonexistent/x.sock"},
 		{name: "bad output", args: []string{"audit", "-o", "yaml", "--root", sampleNode}, wantErrOut: `-o "yaml"`},
+		{name: "summary no socket", args: []string{"audit", "-o", "summary", "--root", sampleNode}, wantErrOut: "no CRI socket"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,6 +156,10 @@ func TestAuditPrometheusErrors(t *testing.T) {
 			code, out, errOut := runCmd(t, tt.args...)
 			assert.Equal(t, exitError, code)
 			assert.Contains(t, errOut, tt.wantErrOut)
+			if tt.args[2] == "summary" {
+				assert.Equal(t, "UNKNOWN: the audit failed: "+errNoSocket.Error()+"\n", out)
+				return
+			}
 			if !tt.wantOut {
 				assert.Empty(t, out)
 				return
