@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,9 +17,10 @@ import (
 )
 
 // BenchmarkAuditNode is the cost of one audit against a live containerd
-// holding n images: dial, Version + Status, resolve, ListImages, matching.
+// holding n images: dial, Version + Status, resolve (reading the node's
+// config.toml), ListImages, matching.
 func BenchmarkAuditNode(b *testing.B) {
-	for _, v := range []containerdtest.Version{containerdtest.V1, containerdtest.V2} {
+	for _, v := range containerdtest.Versions() {
 		for _, n := range []int{2, 50} {
 			b.Run(fmt.Sprintf("%v/images=%d", v, n), func(b *testing.B) {
 				images := []containerdtest.Image{{Names: []string{"registry.k8s.io/pause:3.10.1"}}}
@@ -25,7 +28,14 @@ func BenchmarkAuditNode(b *testing.B) {
 					images = append(images, containerdtest.Image{Names: []string{fmt.Sprintf("docker.io/library/app%d:1.0", i)}})
 				}
 				c := containerdtest.Start(b, v, containerdtest.Options{SandboxImage: "registry.k8s.io/pause:3.10.1", Images: images})
-				nf := &nodeFlags{endpoint: c.Endpoint, root: b.TempDir()}
+				root := b.TempDir()
+				if err := os.MkdirAll(filepath.Join(root, "etc/containerd"), 0o750); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, "etc/containerd/config.toml"), []byte(nodeConfig(v, "registry.k8s.io/pause:3.10.1")), 0o600); err != nil {
+					b.Fatal(err)
+				}
+				nf := &nodeFlags{endpoint: c.Endpoint, root: root}
 				ctx := context.Background()
 				if a := auditNode(ctx, nf); a.Err != nil {
 					b.Fatal(a.Err)

@@ -201,7 +201,8 @@ func TestServeLive(t *testing.T) {
 				assert.NotEmpty(t, info["runtime_version"])
 				assert.Contains(t, fams, "go_goroutines")
 				assert.Contains(t, fams, "process_resident_memory_bytes")
-				t.Logf("/metrics (sandboxpin_ lines) from containerd %s:\n%s", info["runtime_version"], sandboxpinLines(text))
+				t.Logf("/metrics (sandboxpin_ lines) from containerd %s, process_resident_memory_bytes %.0f:\n%s",
+					info["runtime_version"], fams["process_resident_memory_bytes"].GetMetric()[0].GetGauge().GetValue(), sandboxpinLines(text))
 			}
 			t.Run("up", up)
 			if !tt.restart {
