@@ -95,7 +95,7 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		if done, _ := a.trigger(ctx, "scrape"); done != nil {
+		if done, _, _ := a.trigger(ctx, "scrape"); done != nil {
 			wait, cancel := context.WithTimeout(r.Context(), scrapeWait)
 			select {
 			case <-done:
@@ -126,7 +126,24 @@ func serve(ctx context.Context, cfg serveConfig) error {
 	a.trigger(ctx, "start")
 	tick := time.NewTicker(cfg.interval)
 	defer tick.Stop()
-	var deferred <-chan time.Time // a SIGHUP that came within --min-interval
+	var (
+		deferred <-chan time.Time // a SIGHUP that came within --min-interval
+		running  <-chan struct{}  // a SIGHUP that came during an audit
+	)
+	// reaudit answers a SIGHUP: now, after the running audit (which may
+	// have read the node before the change the signal announces), or once
+	// --min-interval has passed.
+	reaudit := func() {
+		done, started, after := a.trigger(ctx, "SIGHUP")
+		switch {
+		case started:
+		case done != nil:
+			running = done
+		default:
+			cfg.log.Info("SIGHUP: re-audit deferred by --min-interval", "after", after)
+			deferred = time.After(after)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -144,13 +161,13 @@ func serve(ctx context.Context, cfg serveConfig) error {
 		case <-tick.C:
 			a.trigger(ctx, "interval")
 		case <-cfg.hup:
-			if _, after := a.trigger(ctx, "SIGHUP"); after > 0 {
-				cfg.log.Info("SIGHUP: re-audit deferred by --min-interval", "after", after)
-				deferred = time.After(after)
-			}
+			reaudit()
+		case <-running:
+			running = nil
+			reaudit()
 		case <-deferred:
 			deferred = nil
-			a.trigger(ctx, "SIGHUP")
+			reaudit()
 		}
 	}
 }
@@ -172,18 +189,18 @@ type auditor struct {
 }
 
 // trigger starts an audit unless one is running or the latest started less
-// than minInterval ago. done is closed when the running or just started
-// audit ends, nil when none runs; after is how long until one may start
-// (0 when one runs).
-func (a *auditor) trigger(ctx context.Context, why string) (done <-chan struct{}, after time.Duration) {
+// than minInterval ago, and reports whether it started one. done is closed
+// when the running or just started audit ends, nil when none runs; after
+// is how long until one may start (0 when one runs).
+func (a *auditor) trigger(ctx context.Context, why string) (done <-chan struct{}, started bool, after time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.running != nil {
-		return a.running, 0
+		return a.running, false, 0
 	}
 	if a.runs > 0 {
 		if since := time.Since(a.started); since < a.minInterval {
-			return nil, a.minInterval - since
+			return nil, false, a.minInterval - since
 		}
 	}
 	ch := make(chan struct{})
@@ -198,7 +215,7 @@ func (a *auditor) trigger(ctx context.Context, why string) (done <-chan struct{}
 		a.mu.Unlock()
 		close(ch)
 	})
-	return ch, 0
+	return ch, true, 0
 }
 
 // report logs an audit's outcome.

@@ -206,6 +206,26 @@ func TestServeSIGHUP(t *testing.T) {
 	}
 }
 
+// TestServeSIGHUPDuringAudit re-audits after the running audit, which may
+// have read the node before the change the signal announces.
+func TestServeSIGHUPDuringAudit(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	s := startFake(t, 0, func(ctx context.Context) nodeAudit {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return okAudit(ctx)
+	})
+	require.Eventually(t, func() bool { return s.audits.Load() == 1 }, 5*time.Second, time.Millisecond, "the audit at start runs")
+	s.hup <- syscall.SIGHUP
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, int64(1), s.audits.Load(), "no second audit while one runs")
+	close(release)
+	require.Eventually(t, func() bool { return s.audits.Load() == 2 }, 5*time.Second, time.Millisecond, "the audit after the running one")
+}
+
 // TestServeRuntimeDown serves success 0 while the audit fails, and 1 again
 // once it passes.
 func TestServeRuntimeDown(t *testing.T) {
