@@ -10,10 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/sandboxpin/sandboxpin/criinfo"
-	"github.com/sandboxpin/sandboxpin/criinfo/cri"
-	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 // errNoSocket is an audit that found no CRI socket to ask.
@@ -54,19 +50,6 @@ func (a *nodeAudit) exitCode() int {
 	return exitOK
 }
 
-// liveInfo asks the runtime for resolve and keeps the answer, for the
-// runtime version that resolve.Result does not carry.
-type liveInfo struct {
-	client *cri.Client
-	info   criinfo.Info
-}
-
-func (l *liveInfo) Info(ctx context.Context) (criinfo.Info, error) {
-	info, err := l.client.Info(ctx)
-	l.info = info
-	return info, err
-}
-
 // auditNode audits the node n names: resolve with the live runtime, then
 // ListImages with the runtime's own pinned flags beside the node's rules.
 // It dials afresh each time, so a runtime that restarted is found again.
@@ -84,17 +67,15 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 		return nodeAudit{Err: err}
 	}
 	defer client.Close()
-	live := &liveInfo{client: client}
+	res, err := n.resolve(ctx, client)
+	if err != nil {
+		return nodeAudit{Err: err}
+	}
+	// resolve.Result does not carry the runtime's version: ask again
+	// (Version and Status, about 0.1 ms on a local socket).
 	rctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	res, err := resolve.Resolve(rctx, resolve.Options{
-		Root:              n.rootFS(),
-		Live:              live,
-		KubeadmVersion:    n.kubeadmVersion,
-		KubeletVersion:    n.kubeletVersion,
-		KubeadmConfigPath: n.kubeadmConfig,
-		RuntimeVersion:    n.runtimeVersion,
-	})
+	info, err := client.Info(rctx)
 	if err != nil {
 		return nodeAudit{Err: err}
 	}
@@ -111,7 +92,7 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	}
 	a = nodeAudit{
 		Runtime:        res.Runtime,
-		RuntimeVersion: live.info.RuntimeVersion,
+		RuntimeVersion: info.RuntimeVersion,
 		SandboxImage:   res.SandboxImage,
 		Conflicts:      len(res.Conflicts),
 	}
