@@ -73,7 +73,18 @@ floor | newest)
 		# along.
 		reqs=$(GOWORK=off GOFLAGS="-modfile=$tmp/go.mod" go list -m -f '{{if not (or .Main .Indirect)}}{{.Path}}{{end}}' all | grep -v "^$MODULE" || true)
 		# shellcheck disable=SC2086 # a word list
-		GOWORK=off GOFLAGS=-mod=mod go get -modfile="$tmp/go.mod" -t -u $reqs >/dev/null
+		if GOWORK=off GOFLAGS=-mod=mod go get -modfile="$tmp/go.mod" -t -u $reqs >/dev/null 2>"$tmp/get.err"; then
+			cat "$tmp/get.err" >&2
+		else
+			# A dependency's newest version may need a newer Go than this
+			# one (k8s.io/kube-openapi's HEAD wanted go 1.27 under 1.26.8):
+			# then upgrade the direct requirements only, to their latest
+			# releases, and say so.
+			grep -q 'requires go >=' "$tmp/get.err" || { cat "$tmp/get.err" >&2; exit 1; }
+			echo "$dir: $(grep -m1 'requires go >=' "$tmp/get.err"); upgrading the direct requirements only"
+			# shellcheck disable=SC2046,SC2086 # a word list
+			GOWORK=off GOFLAGS=-mod=mod go get -modfile="$tmp/go.mod" -t $(printf '%s@latest ' $reqs) >/dev/null
+		fi
 		echo "$dir: newest requirements:"
 		GOWORK=off go list -modfile="$tmp/go.mod" -m -f '{{if not .Main}}  {{.Path}} {{.Version}}{{end}}' all | grep -v "^  $MODULE" | head -n 200 >"$tmp/list" || true
 		wc -l <"$tmp/list" | xargs printf '  (%s modules in the build list)\n'

@@ -16,13 +16,23 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	var n nodeFlags
 	n.register(fs, false)
+	output := fs.String("o", "text", "output format: text; prometheus (text exposition for node_exporter's textfile collector); summary (the verdict in one line, for node-problem-detector). Same exit codes")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: sandboxpin audit [--runtime-endpoint URL] [--root DIR]")
+		fmt.Fprintln(fs.Output(), "Usage: sandboxpin audit [--runtime-endpoint URL] [--root DIR] [-o text|prometheus|summary]")
 		fmt.Fprintln(fs.Output(), "\nLists the runtime's images with its own pinned flag beside sandboxpin's verdict, and looks the sandbox image up alias-aware. Exit 0 when the sandbox image is present and the runtime pins it, 1 when it is absent or not pinned (the kubelet's image GC may delete it), 2 on error.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
+	}
+	switch *output {
+	case "text":
+	case "prometheus":
+		return auditPrometheus(ctx, &n, stdout, stderr)
+	case "summary":
+		return auditSummary(ctx, &n, stdout, stderr)
+	default:
+		return fail(stderr, "audit: -o %q: want text, prometheus or summary", *output)
 	}
 	if n.endpointToAsk() == "" {
 		return fail(stderr, "audit: no CRI socket: give --runtime-endpoint (none of the default sockets exists)")

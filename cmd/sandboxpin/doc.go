@@ -7,7 +7,8 @@
 //	sandboxpin resolve  [--root DIR] [--runtime-endpoint URL] [--runtime-version V] [--kubeadm-version V] [-o text|json]
 //	sandboxpin check    [--pin PATTERN]... [--resolve] [--root DIR] IMAGE...
 //	sandboxpin normalize REF...
-//	sandboxpin audit    [--runtime-endpoint URL] [--root DIR]
+//	sandboxpin audit    [--runtime-endpoint URL] [--root DIR] [-o text|prometheus|summary]
+//	sandboxpin serve    [--listen ADDR] [--interval D] [--min-interval D] [--runtime-endpoint URL] [--root DIR]
 //	sandboxpin prepull  [--root DIR] [--kubeadm-version V]
 //	sandboxpin version
 //

@@ -27,6 +27,7 @@ func commands() []command {
 		{"check", "whether images are pinned, and by which rule", runCheck},
 		{"normalize", "the canonical form of image references", runNormalize},
 		{"audit", "the runtime's images: its own pinned flag beside sandboxpin's verdict", runAudit},
+		{"serve", "a Prometheus exporter of the audit, for a DaemonSet", runServe},
 		{"prepull", "the images an installer must pre-pull for this node", runPrepull},
 		{"version", "the version of this program", runVersion},
 	}

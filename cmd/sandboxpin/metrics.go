@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// errNoSocket is an audit that found no CRI socket to ask.
+var errNoSocket = errors.New("no CRI socket: give --runtime-endpoint (none of the default sockets exists)")
+
+// nodeAudit is what one audit of a node found.
+type nodeAudit struct {
+	// Err is why the audit could not read the node or ask the runtime; the
+	// other fields but Finished are zero then.
+	Err error
+	// Finished is when the audit ended.
+	Finished time.Time
+	// Duration is how long it took.
+	Duration time.Duration
+
+	Runtime        string // "containerd", "cri-o", ...
+	RuntimeVersion string // from the runtime's Version RPC
+	SandboxImage   string // as resolved, exactly as the winning source states it
+	// Sandbox is the stored image that is the sandbox image under the
+	// default aliases, nil when the runtime does not store it.
+	Sandbox *runtimeapi.Image
+	// MustPin counts the stored images that the node's rules pin, and
+	// Unprotected those of them the runtime reports pinned=false.
+	MustPin, Unprotected int
+	// Conflicts counts what resolve found.
+	Conflicts int
+}
+
+// exitCode maps the audit to audit's exit codes: 2 when it failed, 1 when
+// the sandbox image is absent or not pinned by the runtime, else 0.
+func (a *nodeAudit) exitCode() int {
+	switch {
+	case a.Err != nil:
+		return exitError
+	case a.Sandbox == nil || !a.Sandbox.GetPinned():
+		return exitCheck
+	}
+	return exitOK
+}
+
+// auditNode audits the node n names: resolve with the live runtime, then
+// ListImages with the runtime's own pinned flags beside the node's rules.
+// It dials afresh each time, so a runtime that restarted is found again.
+func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
+	start := time.Now()
+	defer func() {
+		a.Finished = time.Now()
+		a.Duration = a.Finished.Sub(start)
+	}()
+	if n.endpointToAsk() == "" {
+		return nodeAudit{Err: errNoSocket}
+	}
+	client, err := n.dial(ctx)
+	if err != nil {
+		return nodeAudit{Err: err}
+	}
+	defer client.Close()
+	res, err := n.resolve(ctx, client)
+	if err != nil {
+		return nodeAudit{Err: err}
+	}
+	// resolve.Result does not carry the runtime's version: ask again
+	// (Version and Status, about 0.1 ms on a local socket).
+	rctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	info, err := client.Info(rctx)
+	if err != nil {
+		return nodeAudit{Err: err}
+	}
+	if res.SandboxImage == "" {
+		return nodeAudit{Err: fmt.Errorf("cannot tell the %s sandbox image: %s", res.Runtime, orNone(res.Notes))}
+	}
+	m, err := matcher(res, nil, "")
+	if err != nil {
+		return nodeAudit{Err: err}
+	}
+	images, err := client.Images(rctx)
+	if err != nil {
+		return nodeAudit{Err: err}
+	}
+	a = nodeAudit{
+		Runtime:        res.Runtime,
+		RuntimeVersion: info.RuntimeVersion,
+		SandboxImage:   res.SandboxImage,
+		Conflicts:      len(res.Conflicts),
+	}
+	for _, img := range images {
+		if a.Sandbox == nil && isImage(img, res.SandboxImage) {
+			a.Sandbox = img
+		}
+		if m.IsPinnedImage(img) {
+			a.MustPin++
+			if !img.GetPinned() {
+				a.Unprotected++
+			}
+		}
+	}
+	return a
+}
+
+// Metric names (contract: DESIGN.md §8).
+const (
+	metricSuccess     = "sandboxpin_audit_success"
+	metricTimestamp   = "sandboxpin_audit_timestamp_seconds"
+	metricInfo        = "sandboxpin_sandbox_image_info"
+	metricPresent     = "sandboxpin_sandbox_image_present"
+	metricMustPin     = "sandboxpin_must_pin_images"
+	metricUnprotected = "sandboxpin_unprotected_images"
+	metricConflicts   = "sandboxpin_conflicts"
+)
+
+// auditCollector exports the audit that last returns. It is a
+// prometheus.Collector whose metrics are built at collection time, so that
+// one registry serves every audit. last is called once per collection.
+type auditCollector struct {
+	last func() (nodeAudit, bool) // false before the first audit ends
+
+	success, timestamp, info, present, mustPin, unprotected, conflicts *prometheus.Desc
+}
+
+func newAuditCollector(last func() (nodeAudit, bool)) *auditCollector {
+	return &auditCollector{
+		last:        last,
+		success:     prometheus.NewDesc(metricSuccess, "1 when the last audit could read the node and ask the runtime, else 0.", nil, nil),
+		timestamp:   prometheus.NewDesc(metricTimestamp, "When the last audit finished, in seconds since the Unix epoch.", nil, nil),
+		info:        prometheus.NewDesc(metricInfo, "The sandbox image the node resolves to, always 1.", []string{"runtime", "runtime_version", "image"}, nil),
+		present:     prometheus.NewDesc(metricPresent, "1 when the runtime stores the sandbox image under any alias spelling, else 0.", nil, nil),
+		mustPin:     prometheus.NewDesc(metricMustPin, "How many stored images the node's rules pin.", nil, nil),
+		unprotected: prometheus.NewDesc(metricUnprotected, "How many of the images the node's rules pin the runtime itself reports pinned=false: the kubelet's image GC may delete them.", nil, nil),
+		conflicts:   prometheus.NewDesc(metricConflicts, "How many conflicts resolving the node's sandbox image found.", nil, nil),
+	}
+}
+
+// Describe sends every descriptor.
+func (c *auditCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.success, c.timestamp, c.info, c.present, c.mustPin, c.unprotected, c.conflicts} {
+		ch <- d
+	}
+}
+
+// Collect sends the last audit's metrics: nothing before the first audit
+// ends, and only success (0) and the timestamp after a failed one, so that
+// no stale verdict outlives the audit that made it.
+func (c *auditCollector) Collect(ch chan<- prometheus.Metric) {
+	a, ok := c.last()
+	if !ok {
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	b2f := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	gauge(c.success, b2f(a.Err == nil))
+	gauge(c.timestamp, float64(a.Finished.UnixNano())/1e9)
+	if a.Err != nil {
+		return
+	}
+	gauge(c.info, 1, a.Runtime, a.RuntimeVersion, a.SandboxImage)
+	gauge(c.present, b2f(a.Sandbox != nil))
+	gauge(c.mustPin, float64(a.MustPin))
+	gauge(c.unprotected, float64(a.Unprotected))
+	gauge(c.conflicts, float64(a.Conflicts))
+}
+
+// writeExposition writes what g gathers to w in the Prometheus text format.
+func writeExposition(w io.Writer, g prometheus.Gatherer) error {
+	families, err := g.Gather()
+	if err != nil {
+		return err
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range families {
+		if err := enc.Encode(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// auditPrometheus is `audit -o prometheus`: the audit's metrics on stdout,
+// for node_exporter's textfile collector, with audit's exit codes. A failed
+// audit still writes sandboxpin_audit_success 0 (and says why on stderr),
+// so that the textfile shows the failure instead of a stale verdict. The
+// Go and process collectors are left out: they would describe this
+// short-lived process, and clash with node_exporter's own.
+func auditPrometheus(ctx context.Context, n *nodeFlags, stdout, stderr io.Writer) int {
+	a := auditNode(ctx, n)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(newAuditCollector(func() (nodeAudit, bool) { return a, true }))
+	if err := writeExposition(stdout, reg); err != nil {
+		return fail(stderr, "audit: %v", err)
+	}
+	if a.Err != nil {
+		return fail(stderr, "audit: %v", a.Err)
+	}
+	return a.exitCode()
+}
+
+// auditSummary is `audit -o summary`: the verdict in one line on stdout,
+// with audit's exit codes. node-problem-detector's custom plugin monitor
+// runs it: it maps exit 0/1/other to OK/NonOK/Unknown and takes stdout,
+// cut at max_output_length, as the condition's message
+// (node-problem-detector v1.36.0: pkg/custompluginmonitor/plugin/plugin.go),
+// so the verdict comes first and errors go to stdout as well.
+func auditSummary(ctx context.Context, n *nodeFlags, stdout, stderr io.Writer) int {
+	a := auditNode(ctx, n)
+	fmt.Fprintln(stdout, a.summary())
+	if a.Err != nil {
+		return fail(stderr, "audit: %v", a.Err)
+	}
+	return a.exitCode()
+}
+
+// summary is the audit's verdict in one line.
+func (a *nodeAudit) summary() string {
+	switch {
+	case a.Err != nil:
+		return fmt.Sprintf("UNKNOWN: the audit failed: %v", a.Err)
+	case a.Sandbox == nil:
+		return fmt.Sprintf("FAIL: sandbox image %s (%s) is not in the runtime's image store; pre-pull it under that name", a.SandboxImage, a.Runtime)
+	case !a.Sandbox.GetPinned():
+		return fmt.Sprintf("FAIL: %s does not pin sandbox image %s (stored as %s); the kubelet's image GC may delete it", a.Runtime, a.SandboxImage, imageLabel(a.Sandbox))
+	}
+	return fmt.Sprintf("OK: %s pins sandbox image %s", a.Runtime, a.SandboxImage)
+}

@@ -1,0 +1,15 @@
+// Package deploy holds no code: it is the Kubernetes manifests under
+// kubernetes/ (a DaemonSet running `sandboxpin serve` on every node, a
+// PodMonitor and a PrometheusRule), node-problem-detector's custom plugin
+// monitor under node-problem-detector/, and the tests that check them by
+// machine.
+//
+// The tests decode every manifest strictly into the Kubernetes API types
+// (k8s.io/api, and the Prometheus Operator's monitoring/v1 for PodMonitor
+// and PrometheusRule): an unknown or misspelt field is an error. They parse
+// every alert expression with Prometheus' own PromQL parser and check that
+// it names only metrics sandboxpin exports, decode the node-problem-detector
+// config as node-problem-detector v1.36.0 does and run its plugin command
+// against a live containerd. This module keeps those dependencies out of the
+// others.
+package deploy

@@ -1,0 +1,280 @@
+package deploy
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// exportedMetrics are the names sandboxpin exports (contract: DESIGN.md §8).
+var exportedMetrics = []string{
+	"sandboxpin_audit_success",
+	"sandboxpin_audit_timestamp_seconds",
+	"sandboxpin_sandbox_image_info",
+	"sandboxpin_sandbox_image_present",
+	"sandboxpin_must_pin_images",
+	"sandboxpin_unprotected_images",
+	"sandboxpin_conflicts",
+}
+
+// decodeStrict decodes the one YAML document in path into v: an unknown
+// field, a duplicate key or a second document is an error.
+func decodeStrict(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NotRegexp(t, regexp.MustCompile(`(?m)^---`), string(data), "%s: one object a file", path)
+	require.NoError(t, unmarshalStrict(data, v), "%s", path)
+}
+
+// unmarshalStrict decodes YAML as the API server does with
+// fieldValidation=Strict: case-sensitive field names (encoding/json, and so
+// sigs.k8s.io/yaml.UnmarshalStrict, would take "readonly" for "readOnly"),
+// no unknown and no duplicate fields.
+func unmarshalStrict(data []byte, v any) error {
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return err
+	}
+	strict, err := kjson.UnmarshalStrict(j, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strict...)
+}
+
+// manifest is a file under kubernetes/ (or a patch), the API type it must
+// decode into, and the apiVersion and kind it must state.
+type manifest struct {
+	path             string
+	newObj           func() object
+	apiVersion, kind string
+}
+
+// object is what every Kubernetes API type has.
+type object interface {
+	GetObjectKind() schema.ObjectKind
+	GetName() string
+}
+
+func manifests() []manifest {
+	return []manifest{
+		{"kubernetes/00-namespace.yaml", func() object { return &corev1.Namespace{} }, "v1", "Namespace"},
+		{"kubernetes/daemonset.yaml", func() object { return &appsv1.DaemonSet{} }, "apps/v1", "DaemonSet"},
+		{"kubernetes/podmonitor.yaml", func() object { return &monitoringv1.PodMonitor{} }, "monitoring.coreos.com/v1", "PodMonitor"},
+		{"kubernetes/prometheusrule.yaml", func() object { return &monitoringv1.PrometheusRule{} }, "monitoring.coreos.com/v1", "PrometheusRule"},
+		{"node-problem-detector/daemonset-patch.yaml", func() object { return &appsv1.DaemonSet{} }, "apps/v1", "DaemonSet"},
+	}
+}
+
+func TestManifestsDecodeStrictly(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("kubernetes/*")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		assert.True(t, slices.ContainsFunc(manifests(), func(m manifest) bool { return m.path == f }), "%s is checked", f)
+	}
+	for _, m := range manifests() {
+		t.Run(m.path, func(t *testing.T) {
+			t.Parallel()
+			obj := m.newObj()
+			decodeStrict(t, m.path, obj)
+			assert.NotEmpty(t, obj.GetName())
+			apiVersion, kind := obj.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
+			assert.Equal(t, m.apiVersion, apiVersion)
+			assert.Equal(t, m.kind, kind)
+		})
+	}
+}
+
+// TestStrictDecodingCatchesTypos makes sure the decoding above can fail.
+func TestStrictDecodingCatchesTypos(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("kubernetes/daemonset.yaml")
+	require.NoError(t, err)
+	tests := []struct{ name, from, to string }{
+		{name: "misspelt field", from: "readOnly: true", to: "readonly: true"},
+		{name: "field in the wrong place", from: "  updateStrategy:", to: "  tolerationz: []\n  updateStrategy:"},
+		{name: "duplicate key", from: "    type: RollingUpdate\n", to: "    type: RollingUpdate\n    type: OnDelete\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			bad := strings.Replace(string(data), tt.from, tt.to, 1)
+			require.NotEqual(t, string(data), bad)
+			assert.Error(t, unmarshalStrict([]byte(bad), &appsv1.DaemonSet{}))
+		})
+	}
+}
+
+func TestDaemonSet(t *testing.T) {
+	t.Parallel()
+	var ds appsv1.DaemonSet
+	decodeStrict(t, "kubernetes/daemonset.yaml", &ds)
+	pod := ds.Spec.Template.Spec
+	sel, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
+	require.NoError(t, err)
+	assert.True(t, sel.Matches(labels.Set(ds.Spec.Template.Labels)), "the selector selects the pods")
+
+	// Every node, whatever its taints.
+	assert.Contains(t, pod.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists})
+	assert.False(t, *pod.AutomountServiceAccountToken)
+
+	require.Len(t, pod.Containers, 1)
+	c := pod.Containers[0]
+	assert.Equal(t, "serve", c.Args[0])
+	assert.Contains(t, c.Args, "--root=/host")
+	assert.Contains(t, c.Args, "--listen=:9627")
+	require.Len(t, c.Ports, 1)
+	assert.Equal(t, int32(9627), c.Ports[0].ContainerPort)
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
+		require.NotNil(t, p)
+		assert.Equal(t, "/healthz", p.HTTPGet.Path)
+		assert.Equal(t, c.Ports[0].Name, p.HTTPGet.Port.String())
+	}
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		assert.Contains(t, c.Resources.Requests, res)
+		assert.Contains(t, c.Resources.Limits, res)
+	}
+	sc := c.SecurityContext
+	assert.False(t, *sc.AllowPrivilegeEscalation)
+	assert.True(t, *sc.ReadOnlyRootFilesystem)
+	assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
+
+	// The node's files and sockets, read-only, under /host.
+	hostPaths := map[string]string{} // volume name -> host path
+	for _, v := range pod.Volumes {
+		require.NotNil(t, v.HostPath, v.Name)
+		hostPaths[v.Name] = v.HostPath.Path
+	}
+	mounted := map[string]bool{} // host path
+	for _, m := range c.VolumeMounts {
+		assert.True(t, m.ReadOnly, m.Name)
+		hp, ok := hostPaths[m.Name]
+		require.True(t, ok, m.Name)
+		assert.Equal(t, "/host"+hp, m.MountPath, "%s mounts the host's %s at /host%s", m.Name, hp, hp)
+		mounted[hp] = true
+	}
+	for _, p := range []string{"/etc", "/var/lib/kubelet", "/var/lib/rancher", "/run/containerd", "/run/crio", "/run/k3s/containerd"} {
+		assert.True(t, mounted[p], "%s is mounted", p)
+	}
+	endpoint := argValue(t, c.Args, "--runtime-endpoint")
+	assert.True(t, socketMounted(strings.TrimPrefix(endpoint, "unix://"), c.VolumeMounts), "the socket %s is under a mount", endpoint)
+}
+
+func TestPodMonitor(t *testing.T) {
+	t.Parallel()
+	var ds appsv1.DaemonSet
+	decodeStrict(t, "kubernetes/daemonset.yaml", &ds)
+	var pm monitoringv1.PodMonitor
+	decodeStrict(t, "kubernetes/podmonitor.yaml", &pm)
+	assert.Equal(t, ds.Namespace, pm.Namespace)
+	sel, err := metav1.LabelSelectorAsSelector(&pm.Spec.Selector)
+	require.NoError(t, err)
+	assert.True(t, sel.Matches(labels.Set(ds.Spec.Template.Labels)), "the PodMonitor selects the DaemonSet's pods")
+	require.Len(t, pm.Spec.PodMetricsEndpoints, 1)
+	ep := pm.Spec.PodMetricsEndpoints[0]
+	assert.Equal(t, ds.Spec.Template.Spec.Containers[0].Ports[0].Name, *ep.Port)
+	a := ds.Spec.Template.Annotations
+	assert.Equal(t, "true", a["prometheus.io/scrape"])
+	assert.Equal(t, "9627", a["prometheus.io/port"])
+	assert.Equal(t, "/metrics", a["prometheus.io/path"])
+	assert.Equal(t, "node", ep.RelabelConfigs[0].TargetLabel, "alerts name the node")
+}
+
+func TestPrometheusRule(t *testing.T) {
+	t.Parallel()
+	var pr monitoringv1.PrometheusRule
+	decodeStrict(t, "kubernetes/prometheusrule.yaml", &pr)
+	var alerts []string
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			t.Run(r.Alert, func(t *testing.T) {
+				t.Parallel()
+				alerts = append(alerts, r.Alert)
+				expr := r.Expr.String()
+				e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+				require.NoError(t, err, "%s: %s", r.Alert, expr)
+				assert.Equal(t, parser.ValueTypeVector, e.Type(), "an alert expression is an instant vector")
+				names := metricNames(e)
+				assert.NotEmpty(t, names)
+				for _, n := range names {
+					assert.Contains(t, exportedMetrics, n, "%s names a metric sandboxpin exports", r.Alert)
+				}
+				assert.NotEmpty(t, r.Annotations["runbook"], "a runbook line")
+				assert.NotEmpty(t, r.Annotations["runbook_url"])
+				assert.NotEmpty(t, r.Annotations["summary"])
+				assert.NotNil(t, r.For)
+				assert.Contains(t, expr, "by (node)", "the alert names the node")
+			})
+		}
+	}
+	t.Cleanup(func() {
+		slices.Sort(alerts)
+		assert.Equal(t, []string{"SandboxImageMissing", "SandboxImageUnprotected", "SandboxpinAuditFailing"}, alerts)
+	})
+}
+
+// TestPromQLParserRejects makes sure the parser check above can fail.
+func TestPromQLParserRejects(t *testing.T) {
+	t.Parallel()
+	for _, expr := range []string{
+		"max by (node) (sandboxpin_unprotected_images > 0",
+		"sandboxpin_unprotected_images >> 0",
+		`rate(sandboxpin_audit_success[5x])`,
+	} {
+		_, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+		assert.Error(t, err, expr)
+	}
+}
+
+// metricNames returns the metric names the vector selectors of e name.
+func metricNames(e parser.Expr) []string {
+	var names []string
+	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+		if vs, ok := n.(*parser.VectorSelector); ok {
+			names = append(names, vs.Name)
+		}
+		return nil
+	})
+	return names
+}
+
+// argValue returns the value of a --flag=value argument.
+func argValue(t *testing.T, args []string, flag string) string {
+	t.Helper()
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("no %s in %q", flag, args)
+	return ""
+}
+
+// socketMounted reports whether path lies under one of mounts.
+func socketMounted(path string, mounts []corev1.VolumeMount) bool {
+	for _, m := range mounts {
+		if strings.HasPrefix(path, m.MountPath+"/") {
+			return true
+		}
+	}
+	return false
+}
