@@ -14,8 +14,12 @@ type frame struct {
 
 // rawCodec moves frames without decoding them, so that the shim forwards
 // messages of any method, known to this cri-api version or not, unchanged.
-// It names itself "proto" so that the runtime sees the content type every CRI
-// client sends (application/grpc+proto).
+// Its name is empty so that the runtime sees the content type the kubelet and
+// crictl send, plain "application/grpc": grpc-go (v1.79.3, rpc_util.go
+// setCallInfoCodec) derives a call's content subtype from a forced CodecV2's
+// Name(), and internal/grpcutil.ContentType adds "+name" only when it is not
+// empty. A name "proto" made the shim send "application/grpc+proto", and
+// CRI-O's listener resets such connections.
 type rawCodec struct{}
 
 var _ encoding.CodecV2 = rawCodec{}
@@ -39,5 +43,5 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-// Name returns "proto", the content subtype of CRI.
-func (rawCodec) Name() string { return "proto" }
+// Name returns "", so that calls carry no content subtype (see rawCodec).
+func (rawCodec) Name() string { return "" }
