@@ -13,12 +13,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/pin"
 )
 
@@ -65,7 +64,7 @@ func dialRuntime(path string) (*grpc.ClientConn, error) {
 	conn, err := grpc.NewClient("unix://"+path,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(
-			grpc.ForceCodecV2(rawCodec{}),
+			grpc.ForceCodecV2(wireCodec{}),
 			grpc.MaxCallRecvMsgSize(maxMsgSize),
 			grpc.MaxCallSendMsgSize(maxMsgSize),
 		),
@@ -105,7 +104,7 @@ func (s *shim) reload(ctx context.Context) error {
 // socket that net.Listen created.
 func (s *shim) serve(ctx context.Context, lis net.Listener) error {
 	srv := grpc.NewServer(
-		grpc.ForceServerCodecV2(rawCodec{}),
+		grpc.ForceServerCodecV2(wireCodec{}),
 		grpc.UnknownServiceHandler(s.proxy),
 		grpc.MaxRecvMsgSize(maxMsgSize),
 		grpc.MaxSendMsgSize(maxMsgSize),
@@ -215,52 +214,55 @@ func forwardable(md metadata.MD) metadata.MD {
 }
 
 // rewrite sets Pinned in f when f is a response of an image method and the
-// matcher pins an image the runtime left unpinned. Other frames, and frames
-// where nothing changes, pass byte for byte. A frame that does not decode
-// is passed on unchanged and logged: the shim never breaks a call it only
-// meant to improve.
+// matcher pins an image the runtime left unpinned, patching the encoded
+// message (patchPinned) rather than decoding and re-encoding it. Other
+// frames, and frames where nothing changes, pass byte for byte without a
+// copy. A frame that does not decode is passed on unchanged and logged: the
+// shim never breaks a call it only meant to improve.
 func (s *shim) rewrite(ctx context.Context, method string, f *frame) {
-	var (
-		msg    proto.Message
-		images func() []*runtimeapi.Image
-	)
+	var single bool
 	switch method {
-	case methodListImages:
-		r := new(runtimeapi.ListImagesResponse)
-		msg, images = r, r.GetImages
-	case methodStreamImages:
-		r := new(runtimeapi.StreamImagesResponse)
-		msg, images = r, r.GetImages
+	case methodListImages, methodStreamImages:
 	case methodImageStatus:
-		r := new(runtimeapi.ImageStatusResponse)
-		msg, images = r, func() []*runtimeapi.Image { return []*runtimeapi.Image{r.GetImage()} }
+		single = true
 	default:
 		return
 	}
-	if err := proto.Unmarshal(f.data, msg); err != nil {
+	m := s.pins.Load()
+	if m == nil {
+		return
+	}
+	pool := mem.DefaultBufferPool()
+	if len(f.bufs) > 1 {
+		// A large message arrives in several buffers (one per HTTP/2 data
+		// frame); the walk needs it in one.
+		buf := f.bufs.MaterializeToBuffer(pool)
+		f.bufs.Free()
+		f.bufs = mem.BufferSlice{buf}
+	}
+	var b []byte
+	if len(f.bufs) == 1 {
+		b = f.bufs[0].ReadOnlyData()
+	}
+	p := patchers.Get().(*patcher)
+	defer patchers.Put(p)
+	var onPin func(*wireImage)
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		onPin = func(w *wireImage) {
+			match, _ := m.Explain(w)
+			s.log.Debug("pinned", "method", method, "image", strings.Clone(match.Name), "pattern", match.Pattern, "source", match.Source)
+		}
+	}
+	size, err := p.plan(b, single, m, onPin)
+	if err != nil {
 		s.log.Warn("cannot decode response, passing it unchanged", "method", method, "err", err)
 		return
 	}
-	m := s.pins.Load()
-	imgs := images()
-	changed := false
-	for _, img := range imgs {
-		if img != nil && !img.GetPinned() && m.IsPinnedImage(img) {
-			changed = true
-			if s.log.Enabled(ctx, slog.LevelDebug) {
-				match, _ := m.Explain(img)
-				s.log.Debug("pinned", "method", method, "image", match.Name, "pattern", match.Pattern, "source", match.Source)
-			}
-		}
-	}
-	if !changed {
+	if len(p.spans) == 0 {
 		return
 	}
-	cri.MarkPinned(m, imgs)
-	b, err := proto.Marshal(msg)
-	if err != nil {
-		s.log.Warn("cannot encode response, passing it unchanged", "method", method, "err", err)
-		return
-	}
-	f.data = b
+	out := pool.Get(size)
+	*out = p.apply(*out, b)
+	f.bufs.Free()
+	f.bufs = mem.BufferSlice{mem.NewBuffer(out, pool)}
 }
