@@ -6,6 +6,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/sandboxpin/sandboxpin/pin"
@@ -52,14 +53,21 @@ type wireImage struct {
 
 var _ pin.Image = (*wireImage)(nil)
 
-func (w *wireImage) GetId() string            { return w.id }
+func (w *wireImage) GetId() string            { return w.id } //nolint:revive // the cri-api getter name
 func (w *wireImage) GetRepoTags() []string    { return w.tags }
 func (w *wireImage) GetRepoDigests() []string { return w.digests }
 
+// reset empties w for the next image of the same response.
 func (w *wireImage) reset() {
-	clear(w.tags) // drop the references into the last response's bytes
-	clear(w.digests)
 	*w = wireImage{tags: w.tags[:0], digests: w.digests[:0]}
+}
+
+// release drops w's references into a response's bytes, once the response
+// is done, so that a pooled patcher does not keep them alive.
+func (w *wireImage) release() {
+	clear(w.tags[:cap(w.tags)])
+	clear(w.digests[:cap(w.digests)])
+	w.reset()
 }
 
 // add reads the fields of one encoded Image into w, as decoding it into
@@ -142,7 +150,7 @@ func (p *patcher) plan(b []byte, single bool, m *pin.Matcher, onPin func(*wireIm
 	p.spans = p.spans[:0]
 	w := &p.img
 	w.reset()
-	defer w.reset()
+	defer w.release()
 	var last span // ImageStatusResponse: the last occurrence of the image
 	seen := false
 	for off := 0; off < len(b); {
@@ -195,12 +203,17 @@ func (p *patcher) plan(b []byte, single bool, m *pin.Matcher, onPin func(*wireIm
 	size = len(b)
 	for _, sp := range p.spans {
 		oldLen := sp.valEnd - sp.valStart
-		size += protowire.SizeVarint(uint64(oldLen+len(pinnedTrue))) - protowire.SizeVarint(uint64(oldLen)) + len(pinnedTrue)
+		size += protowire.SizeVarint(length(oldLen+len(pinnedTrue))) - protowire.SizeVarint(length(oldLen)) + len(pinnedTrue)
 		// A length prefix longer than minimal (legal, never written by
 		// protobuf encoders) is rewritten minimal: account for it.
-		size -= sp.valStart - sp.tagStart - tagLen(b[sp.tagStart:]) - protowire.SizeVarint(uint64(oldLen))
+		size -= sp.valStart - sp.tagStart - tagLen(b[sp.tagStart:]) - protowire.SizeVarint(length(oldLen))
 	}
 	return size, nil
+}
+
+// length returns n, a length, as a varint's value.
+func length(n int) uint64 {
+	return uint64(n) //nolint:gosec // G115: a length is never negative
 }
 
 // tagLen returns the length of the tag at the start of b, valid by now.
@@ -217,12 +230,40 @@ func (p *patcher) apply(out, b []byte) []byte {
 	for _, sp := range p.spans {
 		n := tagLen(b[sp.tagStart:])
 		out = append(out, b[copied:sp.tagStart+n]...)
-		out = protowire.AppendVarint(out, uint64(sp.valEnd-sp.valStart+len(pinnedTrue)))
+		out = protowire.AppendVarint(out, length(sp.valEnd-sp.valStart+len(pinnedTrue)))
 		out = append(out, b[sp.valStart:sp.valEnd]...)
 		out = append(out, pinnedTrue...)
 		copied = sp.valEnd
 	}
 	return append(out, b[copied:]...)
+}
+
+// maxSplices is how many images splice patches in place; more are copied
+// (apply), which costs one allocation instead of four per image.
+const maxSplices = 16
+
+// splice returns buf, whose bytes plan walked, patched as plan found
+// without copying it: the parts of buf between the patched length prefixes
+// and pinned fields, which are spliced in. It takes over the caller's
+// reference to buf; the parts share it, and gRPC frees it once it has sent
+// them all.
+func (p *patcher) splice(buf mem.Buffer) mem.BufferSlice {
+	b := buf.ReadOnlyData()
+	out := make(mem.BufferSlice, 0, 4*len(p.spans)+1)
+	rest, consumed := buf, 0
+	var part, prefix mem.Buffer
+	for _, sp := range p.spans {
+		tagEnd := sp.tagStart + tagLen(b[sp.tagStart:])
+		part, rest = mem.SplitUnsafe(rest, tagEnd-consumed)
+		out = append(out, part)
+		prefix, rest = mem.SplitUnsafe(rest, sp.valStart-tagEnd)
+		prefix.Free() // the old length prefix
+		out = append(out, mem.SliceBuffer(protowire.AppendVarint(nil, length(sp.valEnd-sp.valStart+len(pinnedTrue)))))
+		part, rest = mem.SplitUnsafe(rest, sp.valEnd-sp.valStart)
+		out = append(out, part, mem.SliceBuffer(pinnedTrue))
+		consumed = sp.valEnd
+	}
+	return append(out, rest)
 }
 
 // patchPinned returns b with pinned set on every image m pins that is not

@@ -55,20 +55,76 @@ type shim struct {
 	load     loader
 	pins     pin.Set
 	log      *slog.Logger
+	tuning   hopTuning // of the shim's server
+}
+
+// hopTuning sizes the gRPC transport of the shim's two connections: the
+// one to the runtime (where the big answers arrive) and the shim's server
+// (where they leave). A zero field keeps gRPC's default.
+type hopTuning struct {
+	// window is the flow-control window, per stream and per connection,
+	// in which the runtime may send before the shim acknowledges. gRPC's
+	// default starts at 64 KiB and grows by bandwidth-delay estimation.
+	window int32
+	// readBuf and writeBuf are the transport's socket buffers (default
+	// 32 KiB each).
+	readBuf, writeBuf int
+}
+
+// defaultTuning is the shim's tuning; TestHopTuning measures what each
+// part buys. A static window of the largest message lets the runtime send
+// a whole ListImages answer without waiting for a window update; larger
+// socket buffers mean fewer read and write calls for it.
+func defaultTuning() hopTuning {
+	return hopTuning{window: maxMsgSize, readBuf: 256 << 10, writeBuf: 256 << 10}
+}
+
+func (t hopTuning) dialOptions() []grpc.DialOption {
+	var o []grpc.DialOption
+	if t.window > 0 {
+		o = append(o, grpc.WithStaticStreamWindowSize(t.window), grpc.WithStaticConnWindowSize(t.window))
+	}
+	if t.readBuf > 0 {
+		o = append(o, grpc.WithReadBufferSize(t.readBuf))
+	}
+	if t.writeBuf > 0 {
+		o = append(o, grpc.WithWriteBufferSize(t.writeBuf))
+	}
+	return o
+}
+
+func (t hopTuning) serverOptions() []grpc.ServerOption {
+	var o []grpc.ServerOption
+	if t.window > 0 {
+		o = append(o, grpc.StaticStreamWindowSize(t.window), grpc.StaticConnWindowSize(t.window))
+	}
+	if t.readBuf > 0 {
+		o = append(o, grpc.ReadBufferSize(t.readBuf))
+	}
+	if t.writeBuf > 0 {
+		o = append(o, grpc.WriteBufferSize(t.writeBuf))
+	}
+	return o
 }
 
 // dialRuntime opens a pass-through connection to the runtime's socket path.
 // gRPC connects lazily: a runtime that is not up yet fails the first call,
 // not the dial.
 func dialRuntime(path string) (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient("unix://"+path,
+	return dialRuntimeTuned(path, defaultTuning())
+}
+
+// dialRuntimeTuned is dialRuntime with the transport sized by t.
+func dialRuntimeTuned(path string, t hopTuning) (*grpc.ClientConn, error) {
+	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(
 			grpc.ForceCodecV2(wireCodec{}),
 			grpc.MaxCallRecvMsgSize(maxMsgSize),
 			grpc.MaxCallSendMsgSize(maxMsgSize),
 		),
-	)
+	}, t.dialOptions()...)
+	conn, err := grpc.NewClient("unix://"+path, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("runtime connection to %q: %w", path, err)
 	}
@@ -79,7 +135,7 @@ func dialRuntime(path string) (*grpc.ClientConn, error) {
 // dialRuntime) that pins what load returns. It calls load once and fails if
 // load does.
 func newShim(ctx context.Context, upstream *grpc.ClientConn, load loader, log *slog.Logger) (*shim, error) {
-	s := &shim{upstream: upstream, load: load, log: log}
+	s := &shim{upstream: upstream, load: load, log: log, tuning: defaultTuning()}
 	m, err := load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("initial pin rules: %w", err)
@@ -103,12 +159,12 @@ func (s *shim) reload(ctx context.Context) error {
 // flight get shutdownGrace to finish. It closes lis, which removes a unix
 // socket that net.Listen created.
 func (s *shim) serve(ctx context.Context, lis net.Listener) error {
-	srv := grpc.NewServer(
+	srv := grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ForceServerCodecV2(wireCodec{}),
 		grpc.UnknownServiceHandler(s.proxy),
 		grpc.MaxRecvMsgSize(maxMsgSize),
 		grpc.MaxSendMsgSize(maxMsgSize),
-	)
+	}, s.tuning.serverOptions()...)...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	select {
@@ -258,11 +314,16 @@ func (s *shim) rewrite(ctx context.Context, method string, f *frame) {
 		s.log.Warn("cannot decode response, passing it unchanged", "method", method, "err", err)
 		return
 	}
-	if len(p.spans) == 0 {
-		return
+	switch {
+	case len(p.spans) == 0:
+	case len(p.spans) <= maxSplices:
+		// The usual case, the pause image and a few more: splice the
+		// patches in without copying the response.
+		f.bufs = p.splice(f.bufs[0])
+	default:
+		out := pool.Get(size)
+		*out = p.apply(*out, b)
+		f.bufs.Free()
+		f.bufs = mem.BufferSlice{mem.NewBuffer(out, pool)}
 	}
-	out := pool.Get(size)
-	*out = p.apply(*out, b)
-	f.bufs.Free()
-	f.bufs = mem.BufferSlice{mem.NewBuffer(out, pool)}
 }
