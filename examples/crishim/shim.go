@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/mem"
@@ -25,6 +27,10 @@ import (
 // 16 MiB as the kubelet and crictl allow: ListImages on a node with thousands
 // of images exceeds gRPC's 4 MiB default.
 const maxMsgSize = 16 << 20
+
+// reconnectMax is the longest the shim waits between attempts to reconnect
+// to a runtime that went away; calls in the meantime fail with Unavailable.
+const reconnectMax = time.Second
 
 // shutdownGrace is how long a shutdown waits for calls in flight before it
 // cuts them off. Streams such as GetContainerEvents never end by themselves.
@@ -54,6 +60,7 @@ type shim struct {
 	upstream *grpc.ClientConn
 	load     loader
 	pins     pin.Set
+	loaded   atomic.Bool // pins holds rules: a load has succeeded
 	log      *slog.Logger
 	tuning   hopTuning // of the shim's server
 }
@@ -124,6 +131,12 @@ func dialRuntimeTuned(path string, t hopTuning) (*grpc.ClientConn, error) {
 			grpc.MaxCallSendMsgSize(maxMsgSize),
 		),
 	}, t.dialOptions()...)
+	// Reconnect soon after a runtime restart: gRPC's default backoff grows
+	// to 2 minutes, during which every call would fail.
+	opts = append(opts, grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax},
+		MinConnectTimeout: 5 * time.Second,
+	}))
 	conn, err := grpc.NewClient("unix://"+path, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("runtime connection to %q: %w", path, err)
@@ -135,13 +148,24 @@ func dialRuntimeTuned(path string, t hopTuning) (*grpc.ClientConn, error) {
 // dialRuntime) that pins what load returns. It calls load once and fails if
 // load does.
 func newShim(ctx context.Context, upstream *grpc.ClientConn, load loader, log *slog.Logger) (*shim, error) {
-	s := &shim{upstream: upstream, load: load, log: log, tuning: defaultTuning()}
+	s := newWaitingShim(upstream, load, log)
 	m, err := load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("initial pin rules: %w", err)
 	}
-	s.pins.Store(m)
+	s.store(m)
 	return s, nil
+}
+
+// newWaitingShim returns a shim without rules yet: until a reload succeeds
+// it answers the image methods with Unavailable (see proxy).
+func newWaitingShim(upstream *grpc.ClientConn, load loader, log *slog.Logger) *shim {
+	return &shim{upstream: upstream, load: load, log: log, tuning: defaultTuning()}
+}
+
+func (s *shim) store(m *pin.Matcher) {
+	s.pins.Store(m)
+	s.loaded.Store(true)
 }
 
 // reload calls load again and swaps in the new matcher. On failure the old
@@ -149,11 +173,44 @@ func newShim(ctx context.Context, upstream *grpc.ClientConn, load loader, log *s
 func (s *shim) reload(ctx context.Context) error {
 	m, err := s.load(ctx)
 	if err != nil {
+		if !s.loaded.Load() {
+			return fmt.Errorf("load pin rules (none loaded yet): %w", err)
+		}
 		return fmt.Errorf("reload pin rules (keeping the previous ones): %w", err)
 	}
-	s.pins.Store(m)
+	s.store(m)
 	return nil
 }
+
+// awaitRules reloads every interval until a load succeeds or ctx ends, and
+// logs the first failure and every tenth after it.
+func (s *shim) awaitRules(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for failures := 1; !s.loaded.Load(); failures++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s.loaded.Load() { // a SIGHUP got there first
+			return
+		}
+		err := s.reload(ctx)
+		switch {
+		case err == nil:
+			s.log.Info("the runtime answers: pin rules loaded, image calls served again")
+			return
+		case failures%10 == 0:
+			s.log.Warn("still waiting for the runtime", "attempts", failures, "err", err)
+		}
+	}
+}
+
+// errNotReady is the status of an image call before the shim has rules:
+// answering it unpinned could let the kubelet's image GC remove the pause
+// image, so the kubelet is told to retry, as when the runtime is down.
+var errNotReady = status.Error(codes.Unavailable, "crishim: no pin rules loaded yet (the runtime has not been reachable since the shim started); retry")
 
 // serve answers CRI calls on lis until ctx is done, then stops: calls in
 // flight get shutdownGrace to finish. It closes lis, which removes a unix
@@ -200,6 +257,12 @@ func (s *shim) proxy(_ any, down grpc.ServerStream) error {
 	method, ok := grpc.MethodFromServerStream(down)
 	if !ok {
 		return status.Error(codes.Internal, "crishim: call without a method name")
+	}
+	if !s.loaded.Load() {
+		switch method {
+		case methodListImages, methodImageStatus, methodStreamImages:
+			return errNotReady
+		}
 	}
 	ctx, cancel := context.WithCancel(down.Context())
 	defer cancel()
