@@ -98,6 +98,11 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 				c.m.aliasDomains = append(c.m.aliasDomains, d)
 			}
 		}
+		for _, d := range append([]string{"docker.io", "index.docker.io", "registry-1.docker.io"}, c.m.aliasDomains...) {
+			if d != "" {
+				c.m.special |= domainBloom(d)
+			}
+		}
 	}
 	var errs []error
 	for i, p := range patterns {
@@ -114,6 +119,7 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	c.m.rare = rareGroups(c.m.keywords)
 	return c.m, nil
 }
 
@@ -199,7 +205,12 @@ func (c *compiler) addWildcard(i int, p string) error {
 		return fmt.Errorf("%w: '*' may only end a pattern (\"prefix*\") or surround one (\"*text*\")", ErrInvalidPattern)
 	case p[0] == '*' && p[len(p)-1] == '*' && stars == 2:
 		kw := strings.ToLower(inner)
-		c.m.keywords = append(c.m.keywords, affix{s: kw, pairs: pairBloom(kw), rule: c.rule(i, p, KindKeyword)})
+		// A one-byte keyword has no byte pair to filter names by.
+		var pairs uint64
+		if len(kw) > 1 {
+			pairs = pairBloom(kw)
+		}
+		c.m.keywords = append(c.m.keywords, affix{s: kw, pairs: pairs, rule: c.rule(i, p, KindKeyword)})
 		return nil
 	case p[0] == '*':
 		return fmt.Errorf("%w: a leading '*' needs a trailing one (\"*text*\"); suffix globs are not supported", ErrInvalidPattern)
@@ -233,6 +244,9 @@ func (c *compiler) addGlob(prefix string, r int) {
 	}
 	if c.m.globsByDomain == nil {
 		c.m.globsByDomain = make(map[string][]affix)
+	}
+	if domain != "" {
+		c.m.globDomains |= domainBloom(domain)
 	}
 	if !slices.ContainsFunc(c.m.globsByDomain[domain], func(g affix) bool { return g.s == prefix }) {
 		c.m.globsByDomain[domain] = append(c.m.globsByDomain[domain], affix{s: prefix, rule: r})

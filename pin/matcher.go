@@ -1,6 +1,7 @@
 package pin
 
 import (
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -31,8 +32,11 @@ type Matcher struct {
 	mode         Mode
 	aliases      *reference.Aliases
 	aliasDomains []string // the domains of the aliases' From prefixes
-	norm         *reference.Normalizer
-	rules        []rule
+	// special is a domainBloom of the domains canonicalName must look at
+	// closely: Docker Hub's and aliasDomains. Most domains miss it.
+	special uint64
+	norm    *reference.Normalizer
+	rules   []rule
 
 	// Strict mode.
 	exact         map[string]int     // canonical identities, alias and Docker spellings
@@ -40,8 +44,10 @@ type Matcher struct {
 	digestKeys    bool               // exact holds "name@digest" keys
 	ids           map[string]int     // "sha256:<hex>" and "<hex>" of bare digests and IDs
 	globsByDomain map[string][]affix // canonical name prefixes, by their domain
+	globDomains   uint64             // domainBloom of globsByDomain's keys
 	domainGlobs   []affix            // prefixes of a domain ("quay.io*")
 	keywords      []affix            // lower-case substrings of the canonical name
+	rare          []rareGroup        // keywords by their rarest byte; nil: use pairs
 
 	crio  []crioRule // CRIOCompat mode
 	parts []*Matcher // Join
@@ -77,7 +83,7 @@ func (m *Matcher) IsPinned(image string) bool {
 	if m == nil {
 		return false
 	}
-	if m.find(image, nil) != noRule {
+	if len(m.rules) > 0 && m.find(image, nil) != noRule {
 		return true
 	}
 	for _, p := range m.parts {
@@ -119,29 +125,31 @@ func (m *Matcher) explain(img Image) (hit, bool) {
 	if m == nil || img == nil {
 		return hit{}, false
 	}
-	var memo nameMemo
-	for _, s := range img.GetRepoTags() {
-		if r := m.find(s, &memo); r != noRule {
-			return hit{m, r, s}, true
-		}
-	}
-	// CRI-O matches its patterns against the names it stores, never the ID:
-	// the tags, or the repo digests of an image pulled by digest only. The
-	// repo digests it lists beside tags are made up from the tags
-	// (internal/storage/image.go, parseImageNames, makeRepoDigests and
-	// buildImageResult, cri-o v1.36.3), so "*@*" pins none of those; seen
-	// live, TestLiveCRIOCompat in criinfo/cri.
-	crio := m.mode == CRIOCompat
-	if !crio || len(img.GetRepoTags()) == 0 {
-		for _, s := range img.GetRepoDigests() {
+	if len(m.rules) > 0 { // a Join has no rules of its own, only parts
+		var memo nameMemo
+		for _, s := range img.GetRepoTags() {
 			if r := m.find(s, &memo); r != noRule {
 				return hit{m, r, s}, true
 			}
 		}
-	}
-	if id := img.GetId(); id != "" && !crio {
-		if r := m.findID(id); r != noRule {
-			return hit{m, r, id}, true
+		// CRI-O matches its patterns against the names it stores, never the
+		// ID: the tags, or the repo digests of an image pulled by digest
+		// only. The repo digests it lists beside tags are made up from the
+		// tags (internal/storage/image.go, parseImageNames, makeRepoDigests
+		// and buildImageResult, cri-o v1.36.3), so "*@*" pins none of those;
+		// seen live, TestLiveCRIOCompat in criinfo/cri.
+		crio := m.mode == CRIOCompat
+		if !crio || len(img.GetRepoTags()) == 0 {
+			for _, s := range img.GetRepoDigests() {
+				if r := m.find(s, &memo); r != noRule {
+					return hit{m, r, s}, true
+				}
+			}
+		}
+		if id := img.GetId(); id != "" && !crio {
+			if r := m.findID(id); r != noRule {
+				return hit{m, r, id}, true
+			}
 		}
 	}
 	for _, p := range m.parts {
@@ -260,7 +268,8 @@ func (m *Matcher) findParsed(s string) int {
 func (m *Matcher) findAffix(name string) int {
 	// Globs whose prefix holds a whole domain are filed under it: one lookup
 	// finds the few that can apply.
-	if slash := strings.IndexByte(name, '/'); slash > 0 && len(m.globsByDomain) > 0 {
+	// The Bloom filter of their domains spares most names the lookup.
+	if slash := strings.IndexByte(name, '/'); slash > 0 && m.globDomains&domainBloom(name[:slash]) != 0 {
 		for _, g := range m.globsByDomain[name[:slash]] {
 			if strings.HasPrefix(name, g.s) {
 				return g.rule
@@ -279,6 +288,26 @@ func (m *Matcher) findKeyword(name string) int {
 	if len(m.keywords) == 0 {
 		return noRule
 	}
+	if m.rare != nil {
+		// A keyword is in name only if its rarest byte is: a vectorized
+		// IndexByte per group rejects most names without a byte loop.
+		best := noRule
+		for _, g := range m.rare {
+			if strings.IndexByte(name, g.b) < 0 {
+				continue
+			}
+			for _, k := range g.kws { // in rule order
+				if best != noRule && k.rule > best {
+					break
+				}
+				if strings.Contains(name, k.s) {
+					best = k.rule
+					break
+				}
+			}
+		}
+		return best
+	}
 	// A keyword is in name only if each of its byte pairs is: a one-word
 	// filter that rejects most keywords before a substring search.
 	have := pairBloom(name)
@@ -288,6 +317,48 @@ func (m *Matcher) findKeyword(name string) int {
 		}
 	}
 	return noRule
+}
+
+// rareGroup holds the keywords whose rarest byte is b.
+type rareGroup struct {
+	b   byte
+	kws []affix
+}
+
+// maxRareGroups is how many IndexByte scans findKeyword makes at most
+// before the one-pass pair filter is cheaper.
+const maxRareGroups = 4
+
+// byteCommonness orders the bytes of image names from the most common; a
+// byte not listed is rarer than all of them.
+const byteCommonness = "e./-a0123456789:ortisnlcpmudgbhfykwvx_zjq"
+
+// rareGroups groups keywords by their rarest byte, or returns nil when
+// there would be more than maxRareGroups groups.
+func rareGroups(keywords []affix) []rareGroup {
+	var groups []rareGroup
+	for _, k := range keywords {
+		rarest, rank := k.s[0], -1
+		for i := 0; i < len(k.s); i++ {
+			r := strings.IndexByte(byteCommonness, k.s[i])
+			if r < 0 {
+				r = len(byteCommonness)
+			}
+			if r > rank {
+				rarest, rank = k.s[i], r
+			}
+		}
+		i := slices.IndexFunc(groups, func(g rareGroup) bool { return g.b == rarest })
+		if i < 0 {
+			if len(groups) == maxRareGroups {
+				return nil
+			}
+			groups = append(groups, rareGroup{b: rarest})
+			i = len(groups) - 1
+		}
+		groups[i].kws = append(groups[i].kws, k)
+	}
+	return groups
 }
 
 // pairBloom returns a 64-bit Bloom filter of the adjacent byte pairs of s,
@@ -314,21 +385,19 @@ func (m *Matcher) canonicalName(name string) bool {
 		return false // familiar, or not a name
 	}
 	domain := name[:slash]
-	dotted := domain == "localhost"
-	for i := 0; i < len(domain); i++ {
-		switch c := domain[i]; {
-		case c == '.' || c == ':':
-			dotted = true
-		case 'A' <= c && c <= 'Z':
-			return false
-		}
-	}
-	switch {
-	case !dotted:
+	if hasUpper(domain) {
 		return false
-	case domain == "docker.io":
+	}
+	if strings.IndexByte(domain, '.') < 0 && strings.IndexByte(domain, ':') < 0 && domain != "localhost" {
+		return false
+	}
+	if m.special&domainBloom(domain) == 0 {
+		return true // not Docker Hub's, not an alias's
+	}
+	switch domain {
+	case "docker.io":
 		return strings.IndexByte(name[slash+1:], '/') >= 0 // else "library/" is missing
-	case domain == "index.docker.io" || domain == "registry-1.docker.io":
+	case "index.docker.io", "registry-1.docker.io":
 		return false
 	}
 	for _, d := range m.aliasDomains {
@@ -337,6 +406,42 @@ func (m *Matcher) canonicalName(name string) bool {
 		}
 	}
 	return true
+}
+
+// domainBloom returns a one-bit Bloom filter key of a non-empty domain, from
+// its length and its first and last bytes: domains that differ in any of
+// these (most do) get different bits more often than not.
+func domainBloom(d string) uint64 {
+	return 1 << ((uint(len(d))*31 + uint(d[0])*7 + uint(d[len(d)-1])) & 63)
+}
+
+// hasUpper reports whether s holds an ASCII upper-case letter, eight bytes
+// at a time.
+func hasUpper(s string) bool {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	for len(s) >= 8 {
+		x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		// Per byte, on its low seven bits (no carry crosses bytes): the
+		// high bit of geA is set from 'A' up, of gtZ above 'Z'; bytes with
+		// their own high bit set are not ASCII.
+		low := x &^ high
+		geA := low + (0x80-'A')*ones
+		gtZ := low + (0x80-'Z'-1)*ones
+		if geA&^gtZ&^x&high != 0 {
+			return true
+		}
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // Join returns a Matcher that pins what any of ms pins, trying them in

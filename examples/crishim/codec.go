@@ -7,9 +7,11 @@ import (
 	"google.golang.org/grpc/mem"
 )
 
-// frame is one gRPC message as bytes on the wire, passed through undecoded.
+// frame is one gRPC message as bytes on the wire, passed through undecoded:
+// in data (rawCodec), or in gRPC's buffers (wireCodec).
 type frame struct {
 	data []byte
+	bufs mem.BufferSlice
 }
 
 // rawCodec moves frames without decoding them, so that the shim forwards
@@ -45,3 +47,39 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 
 // Name returns "", so that calls carry no content subtype (see rawCodec).
 func (rawCodec) Name() string { return "" }
+
+// wireCodec is the shim's codec: like rawCodec, but a frame keeps gRPC's
+// receive buffers by reference (no copy) and hands them back to gRPC on
+// send, which frees them into the buffer pool once written. A message thus
+// crosses the shim without being copied unless the shim patches it.
+type wireCodec struct{}
+
+var _ encoding.CodecV2 = wireCodec{}
+
+// Marshal returns the buffers of a *frame; gRPC frees them after sending.
+func (wireCodec) Marshal(v any) (mem.BufferSlice, error) {
+	f, ok := v.(*frame)
+	if !ok {
+		return nil, fmt.Errorf("wire codec: cannot marshal %T", v)
+	}
+	if f.bufs == nil {
+		return mem.BufferSlice{mem.SliceBuffer(f.data)}, nil
+	}
+	bufs := f.bufs
+	f.bufs = nil // sent: the frame no longer owns them
+	return bufs, nil
+}
+
+// Unmarshal keeps a reference to data in a *frame.
+func (wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	f, ok := v.(*frame)
+	if !ok {
+		return fmt.Errorf("wire codec: cannot unmarshal into %T", v)
+	}
+	data.Ref()
+	f.bufs = data
+	return nil
+}
+
+// Name returns "", as rawCodec does.
+func (wireCodec) Name() string { return "" }

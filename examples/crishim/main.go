@@ -22,9 +22,19 @@
 // (--runtime-endpoint, --image-endpoint) at the shim's socket.
 //
 // SIGHUP resolves the node again (files under --root and what the runtime
-// reports) and swaps in the new rules; when that fails the old rules stay and
-// the log says why. SIGINT and SIGTERM stop it and remove the socket. It logs
-// to stderr.
+// reports) and swaps in the new rules; when that fails (a config file became
+// malformed, the runtime is down) the old rules stay and the log says why.
+// SIGINT and SIGTERM stop it and remove the socket. It logs to stderr.
+//
+// The runtime may come and go. When it stops, calls fail with Unavailable,
+// as they would without the shim, and the shim reconnects within a second
+// of its return. When its socket does not exist yet at start, the shim
+// serves anyway (so the kubelet finds the shim's socket) and retries every
+// second: until the rules load, ListImages, ImageStatus and StreamImages fail
+// with Unavailable rather than answer with the pause image unpinned (which
+// could let the kubelet's image GC delete it), and other calls are forwarded
+// (and fail as the runtime's absence makes them fail). A node configuration
+// that does not resolve at start is an error (exit 2).
 package main
 
 import (
@@ -33,6 +43,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -45,6 +56,10 @@ import (
 	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
+
+// retryInterval is how often a shim that started before its runtime tries
+// to load its rules.
+const retryInterval = time.Second
 
 // resolveTimeout bounds one resolution of the node, whose live part is a
 // Version and a Status call to the runtime.
@@ -155,23 +170,25 @@ func runShim(ctx context.Context, o options, hup <-chan os.Signal, stderr io.Wri
 		return fail("bad --pin", err)
 	}
 
-	dialCtx, cancel := context.WithTimeout(ctx, resolveTimeout)
-	live, err := cri.Dial(dialCtx, o.runtimeEndpoint)
-	cancel()
-	if err != nil {
-		return fail("cannot reach the runtime", err)
-	}
-	defer func() { _ = live.Close() }()
 	upstream, err := dialRuntime(runtimePath)
 	if err != nil {
 		return fail("cannot reach the runtime", err)
 	}
 	defer func() { _ = upstream.Close() }()
 
-	load := nodeLoader(resolve.Options{Root: resolve.DirFS(o.root), Live: live}, extra, log)
-	s, err := newShim(ctx, upstream, load, log)
-	if err != nil {
-		return fail("cannot start", err)
+	load := nodeLoader(o.runtimeEndpoint, resolve.DirFS(o.root), extra, log)
+	s := newWaitingShim(upstream, load, log)
+	waiting := false
+	if err := s.reload(ctx); err != nil {
+		if !errors.Is(err, cri.ErrNoSocket) {
+			return fail("cannot start", err)
+		}
+		// The runtime is not up yet (the shim started first, or the
+		// runtime restarts): serve anyway, so that the kubelet finds the
+		// socket, and answer image calls Unavailable until the rules load.
+		log.Warn("the runtime is not reachable yet: serving, image calls fail with Unavailable until it is",
+			"runtime", runtimePath, "retry", retryInterval, "err", err)
+		waiting = true
 	}
 	lis, err := listenUnix(listenPath)
 	if err != nil {
@@ -179,6 +196,9 @@ func runShim(ctx context.Context, o options, hup <-chan os.Signal, stderr io.Wri
 	}
 	defer func() { _ = os.Remove(listenPath) }()
 	log.Info("serving", "listen", listenPath, "runtime", runtimePath)
+	if waiting {
+		go s.awaitRules(ctx, retryInterval)
+	}
 
 	go func() {
 		for {
@@ -202,13 +222,21 @@ func runShim(ctx context.Context, o options, hup <-chan os.Signal, stderr io.Wri
 	return exitOK
 }
 
-// nodeLoader returns a loader that resolves the node with opts and pins its
-// resolved pins (in their mode) and what extra pins. It logs what it found.
-func nodeLoader(opts resolve.Options, extra *pin.Matcher, log *slog.Logger) loader {
+// nodeLoader returns a loader that resolves the node (files under root and
+// what the runtime at endpoint reports) and pins its resolved pins (in
+// their mode) and what extra pins. Each load connects to the runtime
+// anew, so a runtime that restarted or appeared late is found. It logs
+// what it found.
+func nodeLoader(endpoint string, root fs.FS, extra *pin.Matcher, log *slog.Logger) loader {
 	return func(ctx context.Context) (*pin.Matcher, error) {
 		ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 		defer cancel()
-		res, err := resolve.Resolve(ctx, opts)
+		live, err := cri.Dial(ctx, endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("reach the runtime: %w", err)
+		}
+		defer func() { _ = live.Close() }()
+		res, err := resolve.Resolve(ctx, resolve.Options{Root: root, Live: live})
 		if err != nil {
 			return nil, fmt.Errorf("resolve the node: %w", err)
 		}

@@ -8,17 +8,18 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/pin"
 )
 
@@ -26,6 +27,10 @@ import (
 // 16 MiB as the kubelet and crictl allow: ListImages on a node with thousands
 // of images exceeds gRPC's 4 MiB default.
 const maxMsgSize = 16 << 20
+
+// reconnectMax is the longest the shim waits between attempts to reconnect
+// to a runtime that went away; calls in the meantime fail with Unavailable.
+const reconnectMax = time.Second
 
 // shutdownGrace is how long a shutdown waits for calls in flight before it
 // cuts them off. Streams such as GetContainerEvents never end by themselves.
@@ -55,21 +60,84 @@ type shim struct {
 	upstream *grpc.ClientConn
 	load     loader
 	pins     pin.Set
+	loaded   atomic.Bool // pins holds rules: a load has succeeded
 	log      *slog.Logger
+	tuning   hopTuning // of the shim's server
+}
+
+// hopTuning sizes the gRPC transport of the shim's two connections: the
+// one to the runtime (where the big answers arrive) and the shim's server
+// (where they leave). A zero field keeps gRPC's default.
+type hopTuning struct {
+	// window is the flow-control window, per stream and per connection,
+	// in which the runtime may send before the shim acknowledges. gRPC's
+	// default starts at 64 KiB and grows by bandwidth-delay estimation.
+	window int32
+	// readBuf and writeBuf are the transport's socket buffers (default
+	// 32 KiB each).
+	readBuf, writeBuf int
+}
+
+// defaultTuning is the shim's tuning; TestHopTuning measures what each
+// part buys. A static window of the largest message lets the runtime send
+// a whole ListImages answer without waiting for a window update; larger
+// socket buffers mean fewer read and write calls for it.
+func defaultTuning() hopTuning {
+	return hopTuning{window: maxMsgSize, readBuf: 256 << 10, writeBuf: 256 << 10}
+}
+
+func (t hopTuning) dialOptions() []grpc.DialOption {
+	var o []grpc.DialOption
+	if t.window > 0 {
+		o = append(o, grpc.WithStaticStreamWindowSize(t.window), grpc.WithStaticConnWindowSize(t.window))
+	}
+	if t.readBuf > 0 {
+		o = append(o, grpc.WithReadBufferSize(t.readBuf))
+	}
+	if t.writeBuf > 0 {
+		o = append(o, grpc.WithWriteBufferSize(t.writeBuf))
+	}
+	return o
+}
+
+func (t hopTuning) serverOptions() []grpc.ServerOption {
+	var o []grpc.ServerOption
+	if t.window > 0 {
+		o = append(o, grpc.StaticStreamWindowSize(t.window), grpc.StaticConnWindowSize(t.window))
+	}
+	if t.readBuf > 0 {
+		o = append(o, grpc.ReadBufferSize(t.readBuf))
+	}
+	if t.writeBuf > 0 {
+		o = append(o, grpc.WriteBufferSize(t.writeBuf))
+	}
+	return o
 }
 
 // dialRuntime opens a pass-through connection to the runtime's socket path.
 // gRPC connects lazily: a runtime that is not up yet fails the first call,
 // not the dial.
 func dialRuntime(path string) (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient("unix://"+path,
+	return dialRuntimeTuned(path, defaultTuning())
+}
+
+// dialRuntimeTuned is dialRuntime with the transport sized by t.
+func dialRuntimeTuned(path string, t hopTuning) (*grpc.ClientConn, error) {
+	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(
-			grpc.ForceCodecV2(rawCodec{}),
+			grpc.ForceCodecV2(wireCodec{}),
 			grpc.MaxCallRecvMsgSize(maxMsgSize),
 			grpc.MaxCallSendMsgSize(maxMsgSize),
 		),
-	)
+	}, t.dialOptions()...)
+	// Reconnect soon after a runtime restart: gRPC's default backoff grows
+	// to 2 minutes, during which every call would fail.
+	opts = append(opts, grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax},
+		MinConnectTimeout: 5 * time.Second,
+	}))
+	conn, err := grpc.NewClient("unix://"+path, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("runtime connection to %q: %w", path, err)
 	}
@@ -80,13 +148,24 @@ func dialRuntime(path string) (*grpc.ClientConn, error) {
 // dialRuntime) that pins what load returns. It calls load once and fails if
 // load does.
 func newShim(ctx context.Context, upstream *grpc.ClientConn, load loader, log *slog.Logger) (*shim, error) {
-	s := &shim{upstream: upstream, load: load, log: log}
+	s := newWaitingShim(upstream, load, log)
 	m, err := load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("initial pin rules: %w", err)
 	}
-	s.pins.Store(m)
+	s.store(m)
 	return s, nil
+}
+
+// newWaitingShim returns a shim without rules yet: until a reload succeeds
+// it answers the image methods with Unavailable (see proxy).
+func newWaitingShim(upstream *grpc.ClientConn, load loader, log *slog.Logger) *shim {
+	return &shim{upstream: upstream, load: load, log: log, tuning: defaultTuning()}
+}
+
+func (s *shim) store(m *pin.Matcher) {
+	s.pins.Store(m)
+	s.loaded.Store(true)
 }
 
 // reload calls load again and swaps in the new matcher. On failure the old
@@ -94,22 +173,55 @@ func newShim(ctx context.Context, upstream *grpc.ClientConn, load loader, log *s
 func (s *shim) reload(ctx context.Context) error {
 	m, err := s.load(ctx)
 	if err != nil {
+		if !s.loaded.Load() {
+			return fmt.Errorf("load pin rules (none loaded yet): %w", err)
+		}
 		return fmt.Errorf("reload pin rules (keeping the previous ones): %w", err)
 	}
-	s.pins.Store(m)
+	s.store(m)
 	return nil
 }
+
+// awaitRules reloads every interval until a load succeeds or ctx ends, and
+// logs the first failure and every tenth after it.
+func (s *shim) awaitRules(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for failures := 1; !s.loaded.Load(); failures++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s.loaded.Load() { // a SIGHUP got there first
+			return
+		}
+		err := s.reload(ctx)
+		switch {
+		case err == nil:
+			s.log.Info("the runtime answers: pin rules loaded, image calls served again")
+			return
+		case failures%10 == 0:
+			s.log.Warn("still waiting for the runtime", "attempts", failures, "err", err)
+		}
+	}
+}
+
+// errNotReady is the status of an image call before the shim has rules:
+// answering it unpinned could let the kubelet's image GC remove the pause
+// image, so the kubelet is told to retry, as when the runtime is down.
+var errNotReady = status.Error(codes.Unavailable, "crishim: no pin rules loaded yet (the runtime has not been reachable since the shim started); retry")
 
 // serve answers CRI calls on lis until ctx is done, then stops: calls in
 // flight get shutdownGrace to finish. It closes lis, which removes a unix
 // socket that net.Listen created.
 func (s *shim) serve(ctx context.Context, lis net.Listener) error {
-	srv := grpc.NewServer(
-		grpc.ForceServerCodecV2(rawCodec{}),
+	srv := grpc.NewServer(append([]grpc.ServerOption{
+		grpc.ForceServerCodecV2(wireCodec{}),
 		grpc.UnknownServiceHandler(s.proxy),
 		grpc.MaxRecvMsgSize(maxMsgSize),
 		grpc.MaxSendMsgSize(maxMsgSize),
-	)
+	}, s.tuning.serverOptions()...)...)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	select {
@@ -145,6 +257,12 @@ func (s *shim) proxy(_ any, down grpc.ServerStream) error {
 	method, ok := grpc.MethodFromServerStream(down)
 	if !ok {
 		return status.Error(codes.Internal, "crishim: call without a method name")
+	}
+	if !s.loaded.Load() {
+		switch method {
+		case methodListImages, methodImageStatus, methodStreamImages:
+			return errNotReady
+		}
 	}
 	ctx, cancel := context.WithCancel(down.Context())
 	defer cancel()
@@ -215,52 +333,60 @@ func forwardable(md metadata.MD) metadata.MD {
 }
 
 // rewrite sets Pinned in f when f is a response of an image method and the
-// matcher pins an image the runtime left unpinned. Other frames, and frames
-// where nothing changes, pass byte for byte. A frame that does not decode
-// is passed on unchanged and logged: the shim never breaks a call it only
-// meant to improve.
+// matcher pins an image the runtime left unpinned, patching the encoded
+// message (patchPinned) rather than decoding and re-encoding it. Other
+// frames, and frames where nothing changes, pass byte for byte without a
+// copy. A frame that does not decode is passed on unchanged and logged: the
+// shim never breaks a call it only meant to improve.
 func (s *shim) rewrite(ctx context.Context, method string, f *frame) {
-	var (
-		msg    proto.Message
-		images func() []*runtimeapi.Image
-	)
+	var single bool
 	switch method {
-	case methodListImages:
-		r := new(runtimeapi.ListImagesResponse)
-		msg, images = r, r.GetImages
-	case methodStreamImages:
-		r := new(runtimeapi.StreamImagesResponse)
-		msg, images = r, r.GetImages
+	case methodListImages, methodStreamImages:
 	case methodImageStatus:
-		r := new(runtimeapi.ImageStatusResponse)
-		msg, images = r, func() []*runtimeapi.Image { return []*runtimeapi.Image{r.GetImage()} }
+		single = true
 	default:
 		return
 	}
-	if err := proto.Unmarshal(f.data, msg); err != nil {
+	m := s.pins.Load()
+	if m == nil {
+		return
+	}
+	pool := mem.DefaultBufferPool()
+	if len(f.bufs) > 1 {
+		// A large message arrives in several buffers (one per HTTP/2 data
+		// frame); the walk needs it in one.
+		buf := f.bufs.MaterializeToBuffer(pool)
+		f.bufs.Free()
+		f.bufs = mem.BufferSlice{buf}
+	}
+	var b []byte
+	if len(f.bufs) == 1 {
+		b = f.bufs[0].ReadOnlyData()
+	}
+	p := patchers.Get().(*patcher)
+	defer patchers.Put(p)
+	var onPin func(*wireImage)
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		onPin = func(w *wireImage) {
+			match, _ := m.Explain(w)
+			s.log.Debug("pinned", "method", method, "image", strings.Clone(match.Name), "pattern", match.Pattern, "source", match.Source)
+		}
+	}
+	size, err := p.plan(b, single, m, onPin)
+	if err != nil {
 		s.log.Warn("cannot decode response, passing it unchanged", "method", method, "err", err)
 		return
 	}
-	m := s.pins.Load()
-	imgs := images()
-	changed := false
-	for _, img := range imgs {
-		if img != nil && !img.GetPinned() && m.IsPinnedImage(img) {
-			changed = true
-			if s.log.Enabled(ctx, slog.LevelDebug) {
-				match, _ := m.Explain(img)
-				s.log.Debug("pinned", "method", method, "image", match.Name, "pattern", match.Pattern, "source", match.Source)
-			}
-		}
+	switch {
+	case len(p.spans) == 0:
+	case len(p.spans) <= maxSplices:
+		// The usual case, the pause image and a few more: splice the
+		// patches in without copying the response.
+		f.bufs = p.splice(f.bufs[0])
+	default:
+		out := pool.Get(size)
+		*out = p.apply(*out, b)
+		f.bufs.Free()
+		f.bufs = mem.BufferSlice{mem.NewBuffer(out, pool)}
 	}
-	if !changed {
-		return
-	}
-	cri.MarkPinned(m, imgs)
-	b, err := proto.Marshal(msg)
-	if err != nil {
-		s.log.Warn("cannot encode response, passing it unchanged", "method", method, "err", err)
-		return
-	}
-	f.data = b
 }

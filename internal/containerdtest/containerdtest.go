@@ -122,6 +122,12 @@ type Containerd struct {
 
 	ctr     string
 	logPath string
+
+	// The running process, replaced by Restart.
+	bin    string
+	logf   *os.File
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 // CacheDir returns $SANDBOXPIN_CACHE, or ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin.
@@ -247,30 +253,14 @@ func Start(t testing.TB, v Version, opts Options) *Containerd {
 	if err != nil {
 		t.Fatalf("containerdtest: %v", err)
 	}
-	cmd := exec.Command(bin, "--config", cfg)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Dir = dir
-	// Its own process group, so that a Ctrl-C of `go test` does not reach it
-	// before the cleanup does.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	c.bin, c.logf = bin, logf
+	if err := c.start(); err != nil {
 		_ = logf.Close()
 		_ = os.RemoveAll(dir)
-		t.Fatalf("containerdtest: start %s: %v", bin, err)
+		t.Fatalf("containerdtest: %v", err)
 	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		c.stop()
 		_ = logf.Close()
 		if t.Failed() {
 			t.Logf("containerd log (%s):\n%s", bin, c.Log())
@@ -282,13 +272,72 @@ func Start(t testing.TB, v Version, opts Options) *Containerd {
 
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	if err := c.waitReady(ctx, exited); err != nil {
+	if err := c.waitReady(ctx, c.exited); err != nil {
 		t.Fatalf("containerdtest: %v did not become ready: %v\nconfig:\n%s\nlog:\n%s", v, err, c.config(opts), c.Log())
 	}
 	if len(opts.Images) > 0 {
 		c.Import(t, opts.Images...)
 	}
 	return c
+}
+
+// start starts the containerd process with c's config.
+func (c *Containerd) start() error {
+	cmd := exec.Command(c.bin, "--config", filepath.Join(c.Dir, "config.toml"))
+	cmd.Stdout, cmd.Stderr = c.logf, c.logf
+	cmd.Dir = c.Dir
+	// Its own process group, so that a Ctrl-C of `go test` does not reach it
+	// before the cleanup does.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", c.bin, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	c.cmd, c.exited = cmd, exited
+	return nil
+}
+
+// stop ends the containerd process (SIGTERM, SIGKILL after 10 s), if one
+// runs, and waits for it.
+func (c *Containerd) stop() {
+	if c.cmd == nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+	}
+	c.cmd = nil
+}
+
+// Stop stops containerd (SIGTERM) and waits until it has exited; its root,
+// state and config stay for Restart. Not safe for concurrent use with
+// Restart.
+func (c *Containerd) Stop(t testing.TB) {
+	t.Helper()
+	c.stop()
+}
+
+// Restart starts containerd again after Stop, on the same socket, config,
+// root and state, and waits until its CRI plugin answers.
+func (c *Containerd) Restart(t testing.TB) {
+	t.Helper()
+	c.stop()
+	if err := c.start(); err != nil {
+		t.Fatalf("containerdtest: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := c.waitReady(ctx, c.exited); err != nil {
+		t.Fatalf("containerdtest: %v did not become ready again: %v\nlog:\n%s", c.Version, err, c.Log())
+	}
 }
 
 // Log returns what containerd wrote so far.
