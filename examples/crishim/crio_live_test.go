@@ -44,11 +44,11 @@ func TestLiveCRIO(t *testing.T) {
 	// crio.conf.d, as CRI-O reads them.
 	assertResolves(t, c.Dir, c.Endpoint, configured)
 
-	// The node's own rules reproduce CRI-O (pin.CRIOCompat: the alias does
-	// not pin the stored name); the operator's --pin of the sandbox image
-	// (strict, alias-aware) is what pins the stored image.
+	// The node's pinned_images reproduce CRI-O (pin.CRIOCompat: the alias
+	// does not pin the stored name); the shim adds the sandbox image as a
+	// strict, alias-aware rule of its own, so no --pin is needed.
 	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-	startRunShim(t, options{listen: "unix://" + shimPath, runtimeEndpoint: c.Endpoint, root: c.Dir, pins: []string{configured}})
+	startRunShim(t, options{listen: "unix://" + shimPath, runtimeEndpoint: c.Endpoint, root: c.Dir})
 
 	crictlOut := func(endpoint string, args ...string) string {
 		t.Helper()

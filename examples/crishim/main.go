@@ -249,6 +249,17 @@ func nodeLoader(endpoint string, root fs.FS, extra *pin.Matcher, log *slog.Logge
 		for _, c := range res.Conflicts {
 			log.Warn("node conflict", "message", c.Message)
 		}
+		if res.PinMode != pin.Strict && res.SandboxImage != "" {
+			// CRIOCompat reproduces CRI-O, which pins the pause image only
+			// under the exact name configured (seen live on 1.36.3): the
+			// shim is there to pin it under any spelling it is stored as,
+			// so the sandbox image is also a Strict, alias-aware rule.
+			sm, err := pin.Compile([]string{res.SandboxImage}, pin.WithSource("sandbox image ("+res.Runtime+")"))
+			if err != nil {
+				return nil, fmt.Errorf("compile the sandbox image %q: %w", res.SandboxImage, err)
+			}
+			m = pin.Join(m, sm)
+		}
 		return pin.Join(m, extra), nil
 	}
 }
