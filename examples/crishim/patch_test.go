@@ -82,6 +82,32 @@ func markPinned(msg proto.Message, m *pin.Matcher) (proto.Message, int) {
 
 // checkPatch patches b and compares the result with decoding b, pinning
 // the decoded images and (for canonical input) encoding them again.
+// checkPieces checks planPieces and splicePieces on b cut into pieces of
+// 0 to 16 bytes: they pin what patchPinned pinned (n images, got), or
+// refuse the message (top-level fields that are not length-delimited).
+func checkPieces(t *testing.T, b, got []byte, n int, m *pin.Matcher) {
+	t.Helper()
+	var bufs mem.BufferSlice
+	for i, off := 0, 0; off < len(b) || i == 0; i++ {
+		k := min((i*7)%17, len(b)-off)
+		bufs = append(bufs, mem.Copy(b[off:off+k], mem.DefaultBufferPool()))
+		off += k
+	}
+	p := new(patcher)
+	if !p.planPieces(bufs, m, nil) {
+		bufs.Free()
+		return
+	}
+	require.Len(t, p.spans, n, "images pinned in pieces")
+	if n == 0 {
+		bufs.Free()
+		return // the shim forwards bufs as they are
+	}
+	spliced := p.splicePieces(bufs)
+	require.Equal(t, got, spliced.Materialize(), "spliced from pieces")
+	spliced.Free()
+}
+
 func checkPatch(t *testing.T, b []byte, kind int, m *pin.Matcher) {
 	msg := newResponse(kind)
 	got, n, err := patchPinned(b, kind == kindStatus, m)
@@ -91,6 +117,9 @@ func checkPatch(t *testing.T, b []byte, kind int, m *pin.Matcher) {
 	require.NoError(t, err, "the patcher fails on a message that decodes")
 	want, wantN := markPinned(msg, m)
 	require.Equal(t, wantN, n, "images pinned")
+	if kind != kindStatus {
+		checkPieces(t, b, got, n, m)
+	}
 	if n == 0 {
 		require.Equal(t, b, got, "unchanged bytes")
 		if len(b) > 0 {
