@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -361,4 +362,31 @@ func BenchmarkPatchPinned(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestPlanPiecesLarge checks planPieces and splicePieces on a large
+// response cut as gRPC hands it over (16 KiB buffers), with images to pin
+// in every part of it, more than maxSplices.
+func TestPlanPiecesLarge(t *testing.T) {
+	t.Parallel()
+	m := testMatcher(t)
+	imgs := benchImages(2000)
+	for i := 0; i < len(imgs); i += 97 {
+		imgs[i].RepoTags = append(imgs[i].RepoTags, "registry.example.com/infra/x:"+strconv.Itoa(i))
+	}
+	b, err := proto.Marshal(&runtimeapi.ListImagesResponse{Images: imgs})
+	require.NoError(t, err)
+	want, n, err := patchPinned(b, false, m)
+	require.NoError(t, err)
+	require.Equal(t, (len(imgs)+96)/97, n, "every 97th image, the pause image (0) among them")
+	var bufs mem.BufferSlice
+	for off := 0; off < len(b); off += 16 << 10 {
+		bufs = append(bufs, mem.Copy(b[off:min(off+16<<10, len(b))], mem.DefaultBufferPool()))
+	}
+	p := new(patcher)
+	require.True(t, p.planPieces(bufs, m, nil))
+	require.Len(t, p.spans, n)
+	got := p.splicePieces(bufs)
+	require.Equal(t, want, got.Materialize())
+	got.Free()
 }
