@@ -8,10 +8,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,7 +21,6 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/pin"
@@ -40,10 +37,6 @@ type fakeRuntime struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
 	runtimeapi.UnimplementedImageServiceServer
 	images []*runtimeapi.Image
-	// changing makes every ListImages answer differ from the one before:
-	// the last image's size counts the calls.
-	changing bool
-	calls    atomic.Uint64
 }
 
 func (f *fakeRuntime) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
@@ -55,14 +48,7 @@ func (f *fakeRuntime) Status(context.Context, *runtimeapi.StatusRequest) (*runti
 }
 
 func (f *fakeRuntime) ListImages(context.Context, *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
-	images := f.images
-	if f.changing && len(images) > 0 {
-		images = slices.Clone(images)
-		last := proto.Clone(images[len(images)-1]).(*runtimeapi.Image) //nolint:forcetypeassert // a clone of an Image
-		last.Size = 1<<20 + f.calls.Add(1)
-		images[len(images)-1] = last
-	}
-	return &runtimeapi.ListImagesResponse{Images: images}, nil
+	return &runtimeapi.ListImagesResponse{Images: f.images}, nil
 }
 
 // StreamImages sends the images two per message.

@@ -63,7 +63,6 @@ type shim struct {
 	loaded   atomic.Bool // pins holds rules: a load has succeeded
 	log      *slog.Logger
 	tuning   hopTuning // of the shim's server
-	memo     listMemo  // the last large image list
 }
 
 // hopTuning sizes the gRPC transport of the shim's two connections: the
@@ -365,14 +364,7 @@ func (s *shim) rewrite(ctx context.Context, method string, f *frame) {
 	if len(f.bufs) > 1 {
 		// A large message arrives in several buffers (one per HTTP/2 data
 		// frame): walk them in place, and splice the patches in.
-		// The same list as last time is pinned as last time; with
-		// --debug every pinned image is logged, so walk anyway.
-		memoize := !single && onPin == nil
-		hit := memoize && s.memo.lookup(m, f.bufs, p)
-		if hit || !single && p.planPieces(f.bufs, m, onPin) {
-			if memoize && !hit && len(p.spans) <= maxSplices && s.memo.missed() {
-				s.memo.store(m, f.bufs, p.spans)
-			}
+		if !single && p.planPieces(f.bufs, m, onPin) {
 			switch {
 			case len(p.spans) == 0:
 				return
