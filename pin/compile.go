@@ -120,6 +120,7 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 		return nil, errors.Join(errs...)
 	}
 	c.m.rare = rareGroups(c.m.keywords)
+	c.m.listGlobs()
 	return c.m, nil
 }
 
@@ -141,6 +142,7 @@ func (c *compiler) addExact(key string, r int) {
 	}
 	if _, dup := c.m.exact[key]; !dup {
 		c.m.exact[key] = r
+		c.m.exactBloom |= keyBloom(key)
 	}
 }
 

@@ -47,7 +47,32 @@ func FuzzCompile(f *testing.F) {
 			}
 		}
 		checkCanonical(t, m, name)
+		checkJoin(t, m, list, name)
 	})
+}
+
+// checkJoin checks that the Join of list's halves, compiled apart, pins
+// what m, list compiled at once, pins, and that its merged fast path
+// agrees with Explain, which asks each half in turn.
+func checkJoin(t *testing.T, m *Matcher, list []string, name string) {
+	t.Helper()
+	a, err := Compile(list[:len(list)/2], WithSource("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Compile(list[len(list)/2:], WithSource("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := Join(a, Join(b, nil))
+	if got, want := j.IsPinned(name), m.IsPinned(name); got != want {
+		t.Fatalf("Join of %q: IsPinned(%q) = %v, Compile: %v", list, name, got, want)
+	}
+	img := image{id: name, tags: []string{name}, digests: []string{name}}
+	_, explained := j.Explain(img)
+	if got, want := j.IsPinnedImage(img), m.IsPinnedImage(img); got != want || got != explained {
+		t.Fatalf("Join of %q: IsPinnedImage(%q) = %v, Compile: %v, Explain: %v", list, name, got, want, explained)
+	}
 }
 
 // checkCanonical checks IsPinned(x) == IsPinned(canonical(x)).
@@ -84,7 +109,6 @@ func FuzzIsPinned(f *testing.F) {
 	})
 }
 
-// FuzzCRIOCompat checks CRIOCompat against the regexps CRI-O builds.
 func FuzzCRIOCompat(f *testing.F) {
 	for _, tt := range crioCases {
 		f.Add(strings.Join(tt.patterns, "\n"), tt.image)

@@ -40,17 +40,24 @@ type Matcher struct {
 
 	// Strict mode.
 	exact         map[string]int     // canonical identities, alias and Docker spellings
+	exactBloom    uint64             // keyBloom of exact's keys
 	tagKeys       bool               // exact holds "name:tag" keys
 	digestKeys    bool               // exact holds "name@digest" keys
 	ids           map[string]int     // "sha256:<hex>" and "<hex>" of bare digests and IDs
 	globsByDomain map[string][]affix // canonical name prefixes, by their domain
 	globDomains   uint64             // domainBloom of globsByDomain's keys
+	globList      []domainGlobs      // globsByDomain when it is small, else nil
 	domainGlobs   []affix            // prefixes of a domain ("quay.io*")
 	keywords      []affix            // lower-case substrings of the canonical name
 	rare          []rareGroup        // keywords by their rarest byte; nil: use pairs
 
 	crio  []crioRule // CRIOCompat mode
 	parts []*Matcher // Join
+	// fast is what a Join asks to answer IsPinned and IsPinnedImage: its
+	// Strict parts that share aliases merged into one matcher (see
+	// mergeStrict), then its other parts. Nil when merging saves nothing.
+	// Explain still asks parts, in order.
+	fast []*Matcher
 }
 
 type rule struct {
@@ -83,6 +90,14 @@ func (m *Matcher) IsPinned(image string) bool {
 	if m == nil {
 		return false
 	}
+	if m.fast != nil {
+		for _, p := range m.fast {
+			if p.IsPinned(image) {
+				return true
+			}
+		}
+		return false
+	}
 	if len(m.rules) > 0 && m.find(image, nil) != noRule {
 		return true
 	}
@@ -99,6 +114,14 @@ func (m *Matcher) IsPinned(image string) bool {
 // only the names CRI-O stores count: the repo tags, or the repo digests of an
 // image without tags; never the ID.
 func (m *Matcher) IsPinnedImage(img Image) bool {
+	if m != nil && m.fast != nil && img != nil {
+		for _, p := range m.fast {
+			if p.IsPinnedImage(img) {
+				return true
+			}
+		}
+		return false
+	}
 	_, ok := m.explain(img)
 	return ok
 }
@@ -180,8 +203,11 @@ func (m *Matcher) find(s string, memo *nameMemo) int {
 	// Keys are identities: "name:tag" for tag rules, "name@digest" for
 	// digest rules, so only one kind can hold s.
 	if (at < 0 && m.tagKeys) || (at >= 0 && m.digestKeys) {
-		if r, ok := m.exact[s]; ok {
-			return r
+		// Most names miss the Bloom filter and skip hashing.
+		if m.exactBloom&keyBloom(s) != 0 {
+			if r, ok := m.exact[s]; ok {
+				return r
+			}
 		}
 	}
 	if len(m.ids) > 0 {
@@ -270,7 +296,7 @@ func (m *Matcher) findAffix(name string) int {
 	// finds the few that can apply.
 	// The Bloom filter of their domains spares most names the lookup.
 	if slash := strings.IndexByte(name, '/'); slash > 0 && m.globDomains&domainBloom(name[:slash]) != 0 {
-		for _, g := range m.globsByDomain[name[:slash]] {
+		for _, g := range m.globsOf(name[:slash]) {
 			if strings.HasPrefix(name, g.s) {
 				return g.rule
 			}
@@ -282,6 +308,40 @@ func (m *Matcher) findAffix(name string) int {
 		}
 	}
 	return m.findKeyword(name)
+}
+
+// domainGlobs are the globs of one domain.
+type domainGlobs struct {
+	domain string
+	globs  []affix
+}
+
+// maxGlobList is how many domains globList holds at most: comparing a few
+// short strings is quicker than hashing one.
+const maxGlobList = 8
+
+// globsOf returns the globs filed under domain.
+func (m *Matcher) globsOf(domain string) []affix {
+	if m.globList == nil {
+		return m.globsByDomain[domain]
+	}
+	for _, d := range m.globList {
+		if d.domain == domain {
+			return d.globs
+		}
+	}
+	return nil
+}
+
+// listGlobs sets globList from globsByDomain, once it is complete.
+func (m *Matcher) listGlobs() {
+	m.globList = nil
+	if len(m.globsByDomain) > maxGlobList {
+		return
+	}
+	for d, gs := range m.globsByDomain {
+		m.globList = append(m.globList, domainGlobs{domain: d, globs: gs})
+	}
 }
 
 func (m *Matcher) findKeyword(name string) int {
@@ -415,6 +475,15 @@ func domainBloom(d string) uint64 {
 	return 1 << ((uint(len(d))*31 + uint(d[0])*7 + uint(d[len(d)-1])) & 63)
 }
 
+// keyBloom returns a one-bit Bloom filter key of s, from its length and
+// two of its bytes; 0 for "", which is no key.
+func keyBloom(s string) uint64 {
+	if s == "" {
+		return 0
+	}
+	return 1 << ((uint(len(s))*31 + uint(s[len(s)-1])*7 + uint(s[len(s)/2])) & 63)
+}
+
 // hasUpper reports whether s holds an ASCII upper-case letter, eight bytes
 // at a time.
 func hasUpper(s string) bool {
@@ -454,7 +523,102 @@ func Join(ms ...*Matcher) *Matcher {
 			j.parts = append(j.parts, m)
 		}
 	}
+	j.fast = fastParts(j.parts)
 	return j
+}
+
+// fastParts returns the leaves of the Joins in parts with the Strict ones
+// that share the first Strict leaf's aliases merged into one matcher, or
+// nil when fewer than two merge: one walk of an image's names then asks all
+// of their rules at once, instead of one walk per part.
+func fastParts(parts []*Matcher) []*Matcher {
+	var leaves []*Matcher
+	var collect func(ms []*Matcher)
+	collect = func(ms []*Matcher) {
+		for _, m := range ms {
+			switch {
+			case m.parts != nil:
+				collect(m.parts)
+			case len(m.rules) > 0:
+				leaves = append(leaves, m)
+			}
+		}
+	}
+	collect(parts)
+	var same, rest []*Matcher
+	for _, l := range leaves {
+		if l.mode == Strict && (len(same) == 0 || l.aliases == same[0].aliases) {
+			same = append(same, l)
+		} else {
+			rest = append(rest, l)
+		}
+	}
+	if len(same) < 2 {
+		return nil
+	}
+	return append([]*Matcher{mergeStrict(same)}, rest...)
+}
+
+// mergeStrict returns one Strict matcher that pins what any of ms (Strict,
+// with the same aliases) pins. Its rules are ms's in order; where two rules
+// hold the same key, the first wins, as it would in a Join.
+func mergeStrict(ms []*Matcher) *Matcher {
+	first := ms[0]
+	out := &Matcher{
+		mode:         Strict,
+		aliases:      first.aliases,
+		aliasDomains: first.aliasDomains,
+		special:      first.special,
+		norm:         first.norm,
+	}
+	for _, m := range ms {
+		off := len(out.rules)
+		out.rules = append(out.rules, m.rules...)
+		out.tagKeys = out.tagKeys || m.tagKeys
+		out.digestKeys = out.digestKeys || m.digestKeys
+		out.exact = mergeKeys(out.exact, m.exact, off)
+		out.exactBloom |= m.exactBloom
+		out.ids = mergeKeys(out.ids, m.ids, off)
+		for d, gs := range m.globsByDomain {
+			if out.globsByDomain == nil {
+				out.globsByDomain = make(map[string][]affix)
+			}
+			out.globsByDomain[d] = append(out.globsByDomain[d], offset(gs, off)...)
+		}
+		out.globDomains |= m.globDomains
+		out.domainGlobs = append(out.domainGlobs, offset(m.domainGlobs, off)...)
+		out.keywords = append(out.keywords, offset(m.keywords, off)...)
+	}
+	out.rare = rareGroups(out.keywords)
+	out.listGlobs()
+	return out
+}
+
+// mergeKeys adds the keys of from, their rules moved by off, to into; a key
+// into already holds keeps its rule.
+func mergeKeys(into, from map[string]int, off int) map[string]int {
+	if len(from) == 0 {
+		return into
+	}
+	if into == nil {
+		into = make(map[string]int, len(from))
+	}
+	for k, r := range from {
+		if _, dup := into[k]; !dup {
+			into[k] = r + off
+		}
+	}
+	return into
+}
+
+// offset returns a copy of as with their rules moved by off.
+func offset(as []affix, off int) []affix {
+	out := make([]affix, len(as))
+	for i, a := range as {
+		a.rule += off
+		out[i] = a
+	}
+	return out
 }
 
 // Set holds the current Matcher for a runtime that reloads its

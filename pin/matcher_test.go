@@ -3,6 +3,7 @@ package pin
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -160,6 +161,36 @@ func TestJoin(t *testing.T) {
 	assert.Equal(t, "crio.conf", got.Source)
 	assert.Equal(t, KindContains, got.Kind)
 	assert.False(t, Join().IsPinned("quay.io/x:1"))
+
+	// Strict parts merge into one matcher for IsPinned and IsPinnedImage;
+	// Explain still names the part that pins, first part first.
+	globs, err := Compile([]string{"registry.example.com/infra/*", "*pause*"}, WithSource("--pin"))
+	require.NoError(t, err)
+	ids, err := Compile([]string{"sha256:" + strings.Repeat("ab", 32), "registry.k8s.io/pause:3.10"}, WithSource("ids"))
+	require.NoError(t, err)
+	merged := Join(Join(strict, crio), globs, ids, Join())
+	require.Len(t, merged.fast, 2, "the Strict parts merged, the CRIOCompat one apart")
+	for _, tt := range []struct {
+		img    image
+		pinned bool
+		source string
+	}{
+		{img: image{tags: []string{"registry.k8s.io/pause:3.10"}}, pinned: true, source: "containerd"},
+		{img: image{tags: []string{"registry.example.com/infra/x:1"}}, pinned: true, source: "--pin"},
+		{img: image{tags: []string{"k8s.gcr.io/pause:3.9"}}, pinned: true, source: "--pin"},
+		{img: image{id: "sha256:" + strings.Repeat("ab", 32)}, pinned: true, source: "ids"},
+		{img: image{digests: []string{"docker.io/x/y@sha256:" + strings.Repeat("ab", 32)}}, pinned: true, source: "ids"},
+		{img: image{tags: []string{"evil.com/quay.io/x:1"}}, pinned: true, source: "crio.conf"},
+		{img: image{tags: []string{"registry.example.com/infra2/x:1"}}},
+	} {
+		assert.Equal(t, tt.pinned, merged.IsPinnedImage(tt.img), "%+v", tt.img)
+		got, ok := merged.Explain(tt.img)
+		assert.Equal(t, tt.pinned, ok, "%+v", tt.img)
+		assert.Equal(t, tt.source, got.Source, "%+v", tt.img)
+		for _, n := range append(tt.img.tags, tt.img.digests...) {
+			assert.Equal(t, tt.pinned, merged.IsPinned(n), n)
+		}
+	}
 }
 
 func TestModeText(t *testing.T) {

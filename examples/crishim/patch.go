@@ -76,33 +76,34 @@ func (w *wireImage) release() {
 // unknown fields to a decoder, and ignored here too.
 func (w *wireImage) add(b []byte) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
 			return protowire.ParseError(n)
 		}
 		b = b[n:]
-		switch {
-		case typ == protowire.BytesType && (num == imageIDField || num == imageTagsField || num == imageDigestsField):
-			v, n := protowire.ConsumeBytes(b)
+		switch typ {
+		case protowire.BytesType:
+			v, n := consumeBytes(b)
 			if n < 0 {
 				return protowire.ParseError(n)
 			}
-			s := bytesString(v)
 			switch num {
 			case imageIDField:
-				w.id = s
+				w.id = bytesString(v)
 			case imageTagsField:
-				w.tags = append(w.tags, s)
-			default:
-				w.digests = append(w.digests, s)
+				w.tags = append(w.tags, bytesString(v))
+			case imageDigestsField:
+				w.digests = append(w.digests, bytesString(v))
 			}
 			b = b[n:]
-		case typ == protowire.VarintType && num == imagePinnedField:
-			v, n := protowire.ConsumeVarint(b)
+		case protowire.VarintType:
+			v, n := consumeVarint(b)
 			if n < 0 {
 				return protowire.ParseError(n)
 			}
-			w.pinned = protowire.DecodeBool(v)
+			if num == imagePinnedField {
+				w.pinned = protowire.DecodeBool(v)
+			}
 			b = b[n:]
 		default:
 			n := protowire.ConsumeFieldValue(num, typ, b)
@@ -113,6 +114,41 @@ func (w *wireImage) add(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// consumeTag is protowire.ConsumeTag, inlined for the one-byte tags of
+// fields 1 to 15, which are all the fields of an Image.
+func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
+	if len(b) > 0 && b[0] >= 1<<3 && b[0] < 0x80 {
+		return protowire.Number(b[0] >> 3), protowire.Type(b[0] & 7), 1
+	}
+	return protowire.ConsumeTag(b)
+}
+
+// consumeVarint is protowire.ConsumeVarint, inlined for one byte.
+func consumeVarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return protowire.ConsumeVarint(b)
+}
+
+// consumeBytes is protowire.ConsumeBytes, inlined for the one- and
+// two-byte length prefixes of strings and images under 16 KiB.
+func consumeBytes(b []byte) ([]byte, int) {
+	var l, n int
+	switch {
+	case len(b) > 0 && b[0] < 0x80:
+		l, n = int(b[0]), 1
+	case len(b) > 1 && b[1] < 0x80:
+		l, n = int(b[0]&0x7f)|int(b[1])<<7, 2
+	default:
+		return protowire.ConsumeBytes(b)
+	}
+	if l > len(b)-n {
+		return protowire.ConsumeBytes(b) // its error
+	}
+	return b[n : n+l], n + l
 }
 
 // bytesString returns b as a string without copying. The patcher only
@@ -127,7 +163,7 @@ func bytesString(b []byte) string {
 // span is an encoded image to pin: the bytes of its tag, and of its value
 // (without the length prefix).
 type span struct {
-	tagStart, valStart, valEnd int
+	tagStart, tagEnd, valStart, valEnd int
 }
 
 // patcher sets pinned in encoded responses. It holds scratch space reused
@@ -135,6 +171,10 @@ type span struct {
 type patcher struct {
 	img   wireImage
 	spans []span
+	// For messages received in several buffers (planPieces).
+	pieces     [][]byte
+	starts     []int
+	hdr, value []byte // scratch for what crosses buffers
 }
 
 var patchers = sync.Pool{New: func() any { return new(patcher) }}
@@ -154,7 +194,7 @@ func (p *patcher) plan(b []byte, single bool, m *pin.Matcher, onPin func(*wireIm
 	var last span // ImageStatusResponse: the last occurrence of the image
 	seen := false
 	for off := 0; off < len(b); {
-		num, typ, n := protowire.ConsumeTag(b[off:])
+		num, typ, n := consumeTag(b[off:])
 		if n < 0 {
 			return 0, fmt.Errorf("%w: field tag at offset %d: %w", errMalformed, off, protowire.ParseError(n))
 		}
@@ -168,11 +208,11 @@ func (p *patcher) plan(b []byte, single bool, m *pin.Matcher, onPin func(*wireIm
 			off += n
 			continue
 		}
-		v, n := protowire.ConsumeBytes(b[off:])
+		v, n := consumeBytes(b[off:])
 		if n < 0 {
 			return 0, fmt.Errorf("%w: image at offset %d: %w", errMalformed, tagStart, protowire.ParseError(n))
 		}
-		sp := span{tagStart: tagStart, valStart: off + n - len(v), valEnd: off + n}
+		sp := span{tagStart: tagStart, tagEnd: off, valStart: off + n - len(v), valEnd: off + n}
 		off += n
 		if !single {
 			w.reset()
@@ -281,4 +321,133 @@ func patchPinned(b []byte, single bool, m *pin.Matcher) ([]byte, int, error) {
 		return b, 0, err
 	}
 	return p.apply(make([]byte, size), b), len(p.spans), nil
+}
+
+// maxHeader is the longest tag and length prefix: five bytes of tag and
+// ten of varint.
+const maxHeader = 15
+
+// view returns the bytes [off, off+n) of the message in p.pieces, in
+// place when one buffer holds them all, else copied into *scratch. cur is
+// the buffer the previous view started in: views go forward.
+func (p *patcher) view(cur *int, off, n int, scratch *[]byte) []byte {
+	if n == 0 {
+		return nil
+	}
+	i := *cur
+	for p.starts[i]+len(p.pieces[i]) <= off {
+		i++
+	}
+	*cur = i
+	o := off - p.starts[i]
+	if o+n <= len(p.pieces[i]) {
+		return p.pieces[i][o : o+n]
+	}
+	out := (*scratch)[:0]
+	for n > 0 {
+		d := p.pieces[i][o:]
+		if len(d) > n {
+			d = d[:n]
+		}
+		out = append(out, d...)
+		n -= len(d)
+		i, o = i+1, 0
+	}
+	*scratch = out
+	return out
+}
+
+// planPieces is plan for a ListImagesResponse or StreamImagesResponse
+// received in several buffers (one per HTTP/2 data frame), walked where
+// they are: only an image or a field header that crosses two buffers is
+// copied, into scratch space. It returns false when the message has
+// anything but length-delimited fields at the top (no encoder writes
+// that), or does not decode: then the caller joins the buffers and calls
+// plan, which says what is wrong. onPin may have been called by then.
+func (p *patcher) planPieces(bufs mem.BufferSlice, m *pin.Matcher, onPin func(*wireImage)) bool {
+	p.spans = p.spans[:0]
+	p.pieces, p.starts = p.pieces[:0], p.starts[:0]
+	size := 0
+	for _, b := range bufs {
+		d := b.ReadOnlyData()
+		p.pieces = append(p.pieces, d)
+		p.starts = append(p.starts, size)
+		size += len(d)
+	}
+	w := &p.img
+	defer func() {
+		w.release()
+		clear(p.pieces)
+	}()
+	cur := 0
+	for off := 0; off < size; {
+		h := p.view(&cur, off, min(maxHeader, size-off), &p.hdr)
+		num, typ, n := consumeTag(h)
+		if n < 0 || typ != protowire.BytesType {
+			return false
+		}
+		l, k := protowire.ConsumeVarint(h[n:])
+		if k < 0 || l > length(size-off-n-k) {
+			return false
+		}
+		sp := span{tagStart: off, tagEnd: off + n, valStart: off + n + k}
+		sp.valEnd = sp.valStart + int(l) //nolint:gosec // G115: l is at most size
+		off = sp.valEnd
+		if num != respImageField {
+			continue
+		}
+		w.reset()
+		if err := w.add(p.view(&cur, sp.valStart, sp.valEnd-sp.valStart, &p.value)); err != nil {
+			return false
+		}
+		if !w.pinned && m.IsPinnedImage(w) {
+			p.spans = append(p.spans, sp)
+			if onPin != nil {
+				onPin(w)
+			}
+		}
+	}
+	return true
+}
+
+// splicePieces is splice for a message in several buffers, as planPieces
+// found it: it takes over the caller's references to bufs.
+func (p *patcher) splicePieces(bufs mem.BufferSlice) mem.BufferSlice {
+	out := make(mem.BufferSlice, 0, len(bufs)+4*len(p.spans))
+	next := 0
+	var front mem.Buffer // what is left of bufs[next-1], if anything
+	// move passes the next n bytes to out (keep) or frees them.
+	move := func(n int, keep bool) {
+		for n > 0 {
+			if front == nil {
+				front = bufs[next]
+				next++
+			}
+			part := front
+			if front.Len() > n {
+				part, front = mem.SplitUnsafe(front, n)
+			} else {
+				front = nil
+			}
+			n -= part.Len()
+			if keep {
+				out = append(out, part)
+			} else {
+				part.Free()
+			}
+		}
+	}
+	consumed := 0
+	for _, sp := range p.spans {
+		move(sp.tagEnd-consumed, true)
+		move(sp.valStart-sp.tagEnd, false) // the old length prefix
+		out = append(out, mem.SliceBuffer(protowire.AppendVarint(nil, length(sp.valEnd-sp.valStart+len(pinnedTrue)))))
+		move(sp.valEnd-sp.valStart, true)
+		out = append(out, mem.SliceBuffer(pinnedTrue))
+		consumed = sp.valEnd
+	}
+	if front != nil {
+		out = append(out, front)
+	}
+	return append(out, bufs[next:]...)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,6 +83,32 @@ func markPinned(msg proto.Message, m *pin.Matcher) (proto.Message, int) {
 
 // checkPatch patches b and compares the result with decoding b, pinning
 // the decoded images and (for canonical input) encoding them again.
+// checkPieces checks planPieces and splicePieces on b cut into pieces of
+// 0 to 16 bytes: they pin what patchPinned pinned (n images, got), or
+// refuse the message (top-level fields that are not length-delimited).
+func checkPieces(t *testing.T, b, got []byte, n int, m *pin.Matcher) {
+	t.Helper()
+	var bufs mem.BufferSlice
+	for i, off := 0, 0; off < len(b) || i == 0; i++ {
+		k := min((i*7)%17, len(b)-off)
+		bufs = append(bufs, mem.Copy(b[off:off+k], mem.DefaultBufferPool()))
+		off += k
+	}
+	p := new(patcher)
+	if !p.planPieces(bufs, m, nil) {
+		bufs.Free()
+		return
+	}
+	require.Len(t, p.spans, n, "images pinned in pieces")
+	if n == 0 {
+		bufs.Free()
+		return // the shim forwards bufs as they are
+	}
+	spliced := p.splicePieces(bufs)
+	require.Equal(t, got, spliced.Materialize(), "spliced from pieces")
+	spliced.Free()
+}
+
 func checkPatch(t *testing.T, b []byte, kind int, m *pin.Matcher) {
 	msg := newResponse(kind)
 	got, n, err := patchPinned(b, kind == kindStatus, m)
@@ -91,6 +118,9 @@ func checkPatch(t *testing.T, b []byte, kind int, m *pin.Matcher) {
 	require.NoError(t, err, "the patcher fails on a message that decodes")
 	want, wantN := markPinned(msg, m)
 	require.Equal(t, wantN, n, "images pinned")
+	if kind != kindStatus {
+		checkPieces(t, b, got, n, m)
+	}
 	if n == 0 {
 		require.Equal(t, b, got, "unchanged bytes")
 		if len(b) > 0 {
@@ -332,4 +362,31 @@ func BenchmarkPatchPinned(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestPlanPiecesLarge checks planPieces and splicePieces on a large
+// response cut as gRPC hands it over (16 KiB buffers), with images to pin
+// in every part of it, more than maxSplices.
+func TestPlanPiecesLarge(t *testing.T) {
+	t.Parallel()
+	m := testMatcher(t)
+	imgs := benchImages(2000)
+	for i := 0; i < len(imgs); i += 97 {
+		imgs[i].RepoTags = append(imgs[i].RepoTags, "registry.example.com/infra/x:"+strconv.Itoa(i))
+	}
+	b, err := proto.Marshal(&runtimeapi.ListImagesResponse{Images: imgs})
+	require.NoError(t, err)
+	want, n, err := patchPinned(b, false, m)
+	require.NoError(t, err)
+	require.Equal(t, (len(imgs)+96)/97, n, "every 97th image, the pause image (0) among them")
+	var bufs mem.BufferSlice
+	for off := 0; off < len(b); off += 16 << 10 {
+		bufs = append(bufs, mem.Copy(b[off:min(off+16<<10, len(b))], mem.DefaultBufferPool()))
+	}
+	p := new(patcher)
+	require.True(t, p.planPieces(bufs, m, nil))
+	require.Len(t, p.spans, n)
+	got := p.splicePieces(bufs)
+	require.Equal(t, want, got.Materialize())
+	got.Free()
 }

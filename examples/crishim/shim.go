@@ -351,18 +351,6 @@ func (s *shim) rewrite(ctx context.Context, method string, f *frame) {
 	if m == nil {
 		return
 	}
-	pool := mem.DefaultBufferPool()
-	if len(f.bufs) > 1 {
-		// A large message arrives in several buffers (one per HTTP/2 data
-		// frame); the walk needs it in one.
-		buf := f.bufs.MaterializeToBuffer(pool)
-		f.bufs.Free()
-		f.bufs = mem.BufferSlice{buf}
-	}
-	var b []byte
-	if len(f.bufs) == 1 {
-		b = f.bufs[0].ReadOnlyData()
-	}
 	p := patchers.Get().(*patcher)
 	defer patchers.Put(p)
 	var onPin func(*wireImage)
@@ -371,6 +359,29 @@ func (s *shim) rewrite(ctx context.Context, method string, f *frame) {
 			match, _ := m.Explain(w)
 			s.log.Debug("pinned", "method", method, "image", strings.Clone(match.Name), "pattern", match.Pattern, "source", match.Source)
 		}
+	}
+	pool := mem.DefaultBufferPool()
+	if len(f.bufs) > 1 {
+		// A large message arrives in several buffers (one per HTTP/2 data
+		// frame): walk them in place, and splice the patches in.
+		if !single && p.planPieces(f.bufs, m, onPin) {
+			switch {
+			case len(p.spans) == 0:
+				return
+			case len(p.spans) <= maxSplices:
+				f.bufs = p.splicePieces(f.bufs)
+				return
+			}
+		}
+		// Many patches, or a message planPieces cannot walk: join the
+		// buffers for plan and apply.
+		buf := f.bufs.MaterializeToBuffer(pool)
+		f.bufs.Free()
+		f.bufs = mem.BufferSlice{buf}
+	}
+	var b []byte
+	if len(f.bufs) == 1 {
+		b = f.bufs[0].ReadOnlyData()
 	}
 	size, err := p.plan(b, single, m, onPin)
 	if err != nil {
