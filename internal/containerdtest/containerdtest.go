@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -436,28 +437,7 @@ func (c *Containerd) waitListed(ctx context.Context, names []string) error {
 
 // waitReady polls the CRI Version and Status RPCs until the runtime is ready.
 func (c *Containerd) waitReady(ctx context.Context, exited <-chan struct{}) error {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		select {
-		case <-exited:
-			return errors.New("containerd exited")
-		case <-ctx.Done():
-			if last == nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("%w (last error: %w)", ctx.Err(), last)
-		case <-tick.C:
-		}
-		if _, err := os.Stat(c.Socket); err != nil {
-			last = err
-			continue
-		}
-		if last = c.probe(ctx); last == nil {
-			return nil
-		}
-	}
+	return runtimetest.WaitReady(ctx, c.Socket, exited, errors.New("containerd exited"), c.probe)
 }
 
 // probe asks the CRI plugin once whether it is ready.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -516,28 +517,7 @@ func manifestDigest(archive string) (string, error) {
 
 // waitReady polls the CRI Version and ListImages RPCs until CRI-O answers.
 func (c *CRIO) waitReady(ctx context.Context, exited <-chan struct{}) error {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		select {
-		case <-exited:
-			return ErrExited
-		case <-ctx.Done():
-			if last == nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("%w (last error: %w)", ctx.Err(), last)
-		case <-tick.C:
-		}
-		if _, err := os.Stat(c.Socket); err != nil {
-			last = err
-			continue
-		}
-		if last = c.probe(ctx); last == nil {
-			return nil
-		}
-	}
+	return runtimetest.WaitReady(ctx, c.Socket, exited, ErrExited, c.probe)
 }
 
 func (c *CRIO) probe(ctx context.Context) error {
