@@ -1,10 +1,7 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,20 +49,9 @@ func TestLiveCRIO(t *testing.T) {
 
 	crictlOut := func(endpoint string, args ...string) string {
 		t.Helper()
-		args = append([]string{"--runtime-endpoint", endpoint, "--image-endpoint", endpoint, "--timeout", "20s"}, args...)
-		cmd := exec.Command(crictl, args...)
-		cmd.Env = append(os.Environ(), "HOME="+t.TempDir()) // no user crictl.yaml
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		require.NoError(t, err, "crictl %q: %s", args, stderr.String())
-		return string(out)
+		return runCrictl(t, crictl, endpoint, args...)
 	}
-	for _, cmd := range [][]string{{"version"}, {"info"}} {
-		direct := crictlOut(c.Endpoint, cmd...)
-		shimmed := crictlOut("unix://"+shimPath, cmd...)
-		assert.Equal(t, direct, shimmed, "crictl %s through the shim", cmd)
-	}
+	assertSameAnswers(t, crictl, c.Endpoint, "unix://"+shimPath)
 
 	direct := crictlImages(t, crictlOut(c.Endpoint, "images", "-o", "json"))
 	shimmed := crictlImages(t, crictlOut("unix://"+shimPath, "images", "-o", "json"))

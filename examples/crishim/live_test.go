@@ -93,20 +93,9 @@ func TestLiveCrictl(t *testing.T) {
 
 			crictlOut := func(endpoint string, args ...string) string {
 				t.Helper()
-				args = append([]string{"--runtime-endpoint", endpoint, "--image-endpoint", endpoint, "--timeout", "20s"}, args...)
-				cmd := exec.Command(crictl, args...)
-				cmd.Env = append(os.Environ(), "HOME="+t.TempDir()) // no user crictl.yaml
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				require.NoError(t, err, "crictl %q: %s", args, stderr.String())
-				return string(out)
+				return runCrictl(t, crictl, endpoint, args...)
 			}
-			for _, cmd := range [][]string{{"version"}, {"info"}} {
-				direct := crictlOut(ctrd.Endpoint, cmd...)
-				shimmed := crictlOut("unix://"+shimPath, cmd...)
-				assert.Equal(t, direct, shimmed, "crictl %s through the shim", cmd)
-			}
+			assertSameAnswers(t, crictl, ctrd.Endpoint, "unix://"+shimPath)
 
 			direct := crictlImages(t, crictlOut(ctrd.Endpoint, "images", "-o", "json"))
 			shimmed := crictlImages(t, crictlOut("unix://"+shimPath, "images", "-o", "json"))
@@ -168,4 +157,28 @@ func assertResolves(t *testing.T, root, endpoint, want string) {
 	require.NoError(t, err)
 	assert.Equal(t, want, res.SandboxImage, "resolved sandbox image")
 	assert.Empty(t, res.Conflicts, "conflicts")
+}
+
+// runCrictl runs crictl against endpoint (for both runtime and image
+// services, with no user crictl.yaml) and returns its standard output,
+// failing the test on an error.
+func runCrictl(t *testing.T, crictl, endpoint string, args ...string) string {
+	t.Helper()
+	args = append([]string{"--runtime-endpoint", endpoint, "--image-endpoint", endpoint, "--timeout", "20s"}, args...)
+	cmd := exec.Command(crictl, args...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "crictl %q: %s", args, stderr.String())
+	return string(out)
+}
+
+// assertSameAnswers checks that crictl version and info answer the same
+// directly and through the shim: the shim changes image answers only.
+func assertSameAnswers(t *testing.T, crictl, direct, shim string) {
+	t.Helper()
+	for _, cmd := range [][]string{{"version"}, {"info"}} {
+		assert.Equal(t, runCrictl(t, crictl, direct, cmd...), runCrictl(t, crictl, shim, cmd...), "crictl %s through the shim", cmd)
+	}
 }
