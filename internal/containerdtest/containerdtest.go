@@ -78,7 +78,7 @@ func (v Version) ConfigVersion() int { return v.build().configVersion }
 // Environment variables read by the helper.
 const (
 	EnvRequire      = "SANDBOXPIN_REQUIRE_RUNTIMES"
-	EnvCache        = "SANDBOXPIN_CACHE"
+	EnvCache        = runtimetest.EnvCache
 	EnvContainerd1  = "SANDBOXPIN_CONTAINERD1"
 	EnvContainerd17 = "SANDBOXPIN_CONTAINERD_1_7"
 	EnvContainerd2  = "SANDBOXPIN_CONTAINERD2"
@@ -133,18 +133,7 @@ type Containerd struct {
 
 // CacheDir returns $SANDBOXPIN_CACHE, or ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin.
 func CacheDir() string {
-	if d := os.Getenv(EnvCache); d != "" {
-		return d
-	}
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "/root"
-		}
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "sandboxpin")
+	return runtimetest.CacheDir()
 }
 
 // Binaries returns the containerd and ctr binaries for v (from the

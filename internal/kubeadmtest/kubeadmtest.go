@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
 // Environment variables read by the helper.
@@ -19,7 +21,7 @@ const (
 	EnvKubeadm        = "SANDBOXPIN_KUBEADM"
 	EnvKubeadmVersion = "SANDBOXPIN_KUBEADM_VERSION"
 	EnvRequire        = "SANDBOXPIN_REQUIRE_RUNTIMES"
-	EnvCache          = "SANDBOXPIN_CACHE"
+	EnvCache          = runtimetest.EnvCache
 )
 
 // DefaultVersion is the kubeadm release scripts/deps.sh builds.
@@ -50,18 +52,7 @@ var IgnoredChecks = []string{
 
 // cacheDir returns $SANDBOXPIN_CACHE, or ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin.
 func cacheDir() string {
-	if d := os.Getenv(EnvCache); d != "" {
-		return d
-	}
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "/root"
-		}
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "sandboxpin")
+	return runtimetest.CacheDir()
 }
 
 // Binary returns the kubeadm binary and its version (from the environment or
