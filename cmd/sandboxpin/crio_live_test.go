@@ -57,19 +57,7 @@ func TestCRIOLive(t *testing.T) {
 
 			code, out, errOut := runCmd(t, "resolve", "--root", c.Dir, "--runtime-endpoint", c.Endpoint, "-o", "json")
 			require.Equal(t, exitOK, code, errOut)
-			var res struct {
-				SandboxImage string `json:"sandboxImage"`
-				Runtime      string `json:"runtime"`
-				Candidates   []struct {
-					Image, Source, Origin, Role string
-				} `json:"candidates"`
-				Conflicts []struct {
-					Message string `json:"message"`
-				} `json:"conflicts"`
-				Notes   []string `json:"notes"`
-				Pins    []string `json:"pins"`
-				PinMode string   `json:"pinMode"`
-			}
+			var res resolveJSON
 			require.NoError(t, json.Unmarshal([]byte(out), &res), out)
 			assert.Equal(t, tt.configured, res.SandboxImage)
 			assert.Equal(t, "cri-o", res.Runtime)

@@ -85,21 +85,26 @@ func TestCommands(t *testing.T) {
 	}
 }
 
+// resolveJSON is what `resolve -o json` prints, as the tests read it.
+type resolveJSON struct {
+	SandboxImage string `json:"sandboxImage"`
+	Runtime      string `json:"runtime"`
+	Candidates   []struct {
+		Image, Source, Origin, Role string
+	} `json:"candidates"`
+	Conflicts []struct {
+		Message string `json:"message"`
+	} `json:"conflicts"`
+	Notes   []string `json:"notes"`
+	Pins    []string `json:"pins"`
+	PinMode string   `json:"pinMode"`
+}
+
 func TestResolveJSON(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := runCmd(t, "resolve", "--root", sampleNode, "-o", "json")
 	require.Equal(t, exitOK, code, errOut)
-	var got struct {
-		SandboxImage string `json:"sandboxImage"`
-		Runtime      string `json:"runtime"`
-		Candidates   []struct {
-			Image, Source, Origin, Role string
-		} `json:"candidates"`
-		Conflicts []struct {
-			Message string `json:"message"`
-		} `json:"conflicts"`
-		Pins []string `json:"pins"`
-	}
+	var got resolveJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
 	assert.Equal(t, "k8s.gcr.io/pause:3.10.1", got.SandboxImage)
 	assert.Equal(t, "containerd", got.Runtime)

@@ -24,12 +24,7 @@ import (
 func startCRIO(t *testing.T, pause string, images ...containerdtest.Image) (*criotest.CRIO, *Client) {
 	t.Helper()
 	crio := criotest.Start(t, criotest.Options{PauseImage: pause, Images: images})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, crio.Endpoint)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return crio, c
+	return crio, dialLive(t, crio.Endpoint)
 }
 
 // TestLiveCRIOInfo reads the live CRI-O's Status: the Info map is a single

@@ -87,12 +87,18 @@ func startLive(t *testing.T, v containerdtest.Version, configured, stored string
 	t.Helper()
 	images := append([]containerdtest.Image{{Names: []string{stored}}}, liveExtraImages...)
 	ctrd := containerdtest.Start(t, v, containerdtest.Options{SandboxImage: configured, Images: images})
+	return ctrd, dialLive(t, ctrd.Endpoint)
+}
+
+// dialLive dials a live runtime's endpoint, closing the client at cleanup.
+func dialLive(t *testing.T, endpoint string) *Client {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, ctrd.Endpoint)
+	c, err := Dial(ctx, endpoint)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
-	return ctrd, c
+	return c
 }
 
 func TestLiveInfo(t *testing.T) {
