@@ -152,12 +152,27 @@ func shortTempDir(tb testing.TB) string {
 // what m pins, and returns the shim's socket path.
 func startShim(tb testing.TB, runtimePath string, load loader) (*shim, string) {
 	tb.Helper()
+	return startShimWith(tb, runtimePath, load, func(*shim) {})
+}
+
+// startShimMode is startShim with grpcOnly set as given; it returns the
+// socket path.
+func startShimMode(tb testing.TB, runtimePath string, load loader, grpcOnly bool) string {
+	tb.Helper()
+	_, path := startShimWith(tb, runtimePath, load, func(s *shim) { s.grpcOnly = grpcOnly })
+	return path
+}
+
+// startShimWith is startShim with set called on the shim before it serves.
+func startShimWith(tb testing.TB, runtimePath string, load loader, set func(*shim)) (*shim, string) {
+	tb.Helper()
 	upstream, err := dialRuntime(runtimePath)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = upstream.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := newShim(context.Background(), upstream, load, log)
 	require.NoError(tb, err)
+	set(s)
 	path := filepath.Join(shortTempDir(tb), "shim.sock")
 	lis, err := listenUnix(path)
 	require.NoError(tb, err)

@@ -179,41 +179,62 @@ type patcher struct {
 
 var patchers = sync.Pool{New: func() any { return new(patcher) }}
 
-// patchPinned walks the encoded response b, whose images are field 1
-// (repeated when single is false: ListImagesResponse, StreamImagesResponse;
-// one image when single is true: ImageStatusResponse, whose occurrences of
+// plan walks the encoded response b, whose images are field 1 (repeated
+// when single is false: ListImagesResponse, StreamImagesResponse; one
+// image when single is true: ImageStatusResponse, whose occurrences of
 // field 1 merge into one image), and finds the images m pins that are not
 // pinned yet. It returns the size of the patched response and the spans to
 // patch; none when nothing changes. onPin, if not nil, is called with each
 // image to pin while its strings are valid.
 func (p *patcher) plan(b []byte, single bool, m *pin.Matcher, onPin func(*wireImage)) (size int, err error) {
 	p.spans = p.spans[:0]
+	if _, err := p.walk(b, 0, single, m, onPin, false); err != nil {
+		return 0, err
+	}
+	return p.size(b), nil
+}
+
+// walk reads the fields of b from offset off on, as plan does, adding to
+// p.spans. When partial is true, b is the start of a message still
+// arriving (ListImagesResponse or StreamImagesResponse, not single): walk
+// stops before the first field b does not hold whole and returns its
+// offset, for the next walk to go on from there once more has arrived.
+func (p *patcher) walk(b []byte, off int, single bool, m *pin.Matcher, onPin func(*wireImage), partial bool) (int, error) {
 	w := &p.img
 	w.reset()
 	defer w.release()
 	var last span // ImageStatusResponse: the last occurrence of the image
 	seen := false
-	for off := 0; off < len(b); {
+	for off < len(b) {
 		num, typ, n := consumeTag(b[off:])
 		if n < 0 {
+			if partial {
+				return off, nil
+			}
 			return 0, fmt.Errorf("%w: field tag at offset %d: %w", errMalformed, off, protowire.ParseError(n))
 		}
 		tagStart := off
-		off += n
 		if num != respImageField || typ != protowire.BytesType {
-			n = protowire.ConsumeFieldValue(num, typ, b[off:])
-			if n < 0 {
-				return 0, fmt.Errorf("%w: field %d at offset %d: %w", errMalformed, num, tagStart, protowire.ParseError(n))
+			n2 := protowire.ConsumeFieldValue(num, typ, b[off+n:])
+			if n2 < 0 {
+				if partial {
+					return tagStart, nil
+				}
+				return 0, fmt.Errorf("%w: field %d at offset %d: %w", errMalformed, num, tagStart, protowire.ParseError(n2))
 			}
-			off += n
+			off += n + n2
 			continue
 		}
-		v, n := consumeBytes(b[off:])
-		if n < 0 {
-			return 0, fmt.Errorf("%w: image at offset %d: %w", errMalformed, tagStart, protowire.ParseError(n))
+		v, n2 := consumeBytes(b[off+n:])
+		if n2 < 0 {
+			if partial {
+				return tagStart, nil
+			}
+			return 0, fmt.Errorf("%w: image at offset %d: %w", errMalformed, tagStart, protowire.ParseError(n2))
 		}
-		sp := span{tagStart: tagStart, tagEnd: off, valStart: off + n - len(v), valEnd: off + n}
 		off += n
+		sp := span{tagStart: tagStart, tagEnd: off, valStart: off + n2 - len(v), valEnd: off + n2}
+		off += n2
 		if !single {
 			w.reset()
 		}
@@ -237,10 +258,12 @@ func (p *patcher) plan(b []byte, single bool, m *pin.Matcher, onPin func(*wireIm
 			onPin(w)
 		}
 	}
-	if len(p.spans) == 0 {
-		return len(b), nil
-	}
-	size = len(b)
+	return off, nil
+}
+
+// size returns the size of b patched as p.spans say.
+func (p *patcher) size(b []byte) int {
+	size := len(b)
 	for _, sp := range p.spans {
 		oldLen := sp.valEnd - sp.valStart
 		size += protowire.SizeVarint(length(oldLen+len(pinnedTrue))) - protowire.SizeVarint(length(oldLen)) + len(pinnedTrue)
@@ -248,7 +271,7 @@ func (p *patcher) plan(b []byte, single bool, m *pin.Matcher, onPin func(*wireIm
 		// protobuf encoders) is rewritten minimal: account for it.
 		size -= sp.valStart - sp.tagStart - tagLen(b[sp.tagStart:]) - protowire.SizeVarint(length(oldLen))
 	}
-	return size, nil
+	return size
 }
 
 // length returns n, a length, as a varint's value.
@@ -276,6 +299,23 @@ func (p *patcher) apply(out, b []byte) []byte {
 		copied = sp.valEnd
 	}
 	return append(out, b[copied:]...)
+}
+
+// segments appends to segs the pieces of b patched as plan found, without
+// copying b: the parts of b between the patches, and the patched length
+// prefixes, which it appends to lens, and pinnedTrue. lens must have room
+// for ten bytes per span, so that its pieces stay where they are.
+func (p *patcher) segments(segs [][]byte, lens, b []byte) [][]byte {
+	copied := 0
+	for _, sp := range p.spans {
+		n := tagLen(b[sp.tagStart:])
+		segs = append(segs, b[copied:sp.tagStart+n])
+		start := len(lens)
+		lens = protowire.AppendVarint(lens, length(sp.valEnd-sp.valStart+len(pinnedTrue)))
+		segs = append(segs, lens[start:], b[sp.valStart:sp.valEnd], pinnedTrue)
+		copied = sp.valEnd
+	}
+	return append(segs, b[copied:])
 }
 
 // maxSplices is how many images splice patches in place; more are copied

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -58,11 +59,19 @@ type loader func(ctx context.Context) (*pin.Matcher, error)
 // ImageStatus and StreamImages.
 type shim struct {
 	upstream *grpc.ClientConn
-	load     loader
-	pins     pin.Set
-	loaded   atomic.Bool // pins holds rules: a load has succeeded
-	log      *slog.Logger
-	tuning   hopTuning // of the shim's server
+	// runtimePath is the runtime's socket, which the relay dials once per
+	// client connection.
+	runtimePath string
+	load        loader
+	pins        pin.Set
+	loaded      atomic.Bool   // pins holds rules: a load has succeeded
+	ready       chan struct{} // closed once loaded is true
+	readyOnce   sync.Once
+	log         *slog.Logger
+	tuning      hopTuning // of the shim's gRPC server
+	// grpcOnly serves every connection with the gRPC proxy, never the
+	// relay: the floor TestHopTable compares with.
+	grpcOnly bool
 }
 
 // hopTuning sizes the gRPC transport of the shim's two connections: the
@@ -160,12 +169,18 @@ func newShim(ctx context.Context, upstream *grpc.ClientConn, load loader, log *s
 // newWaitingShim returns a shim without rules yet: until a reload succeeds
 // it answers the image methods with Unavailable (see proxy).
 func newWaitingShim(upstream *grpc.ClientConn, load loader, log *slog.Logger) *shim {
-	return &shim{upstream: upstream, load: load, log: log, tuning: defaultTuning()}
+	s := &shim{upstream: upstream, load: load, ready: make(chan struct{}), log: log, tuning: defaultTuning()}
+	if upstream != nil {
+		// dialRuntime's target is "unix://" and the path.
+		s.runtimePath = strings.TrimPrefix(upstream.Target(), "unix://")
+	}
+	return s
 }
 
 func (s *shim) store(m *pin.Matcher) {
 	s.pins.Store(m)
 	s.loaded.Store(true)
+	s.readyOnce.Do(func() { close(s.ready) })
 }
 
 // reload calls load again and swaps in the new matcher. On failure the old
@@ -215,13 +230,140 @@ var errNotReady = status.Error(codes.Unavailable, "crishim: no pin rules loaded 
 // serve answers CRI calls on lis until ctx is done, then stops: calls in
 // flight get shutdownGrace to finish. It closes lis, which removes a unix
 // socket that net.Listen created.
+//
+// Once the shim has rules, each connection is relayed (relay.go). Before,
+// connections go to the gRPC proxy (proxy), which answers image calls
+// Unavailable; when the rules load, it tells those connections to go away
+// (GOAWAY), and the clients reconnect, to the relay.
 func (s *shim) serve(ctx context.Context, lis net.Listener) error {
-	srv := grpc.NewServer(append([]grpc.ServerOption{
+	if s.grpcOnly {
+		return s.serveGRPC(ctx, lis)
+	}
+	waiting := newConnQueue(lis.Addr())
+	srv := s.newGRPCServer()
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = srv.Serve(waiting) })
+	wg.Go(func() {
+		select {
+		case <-s.ready:
+			srv.GracefulStop() // returns when the calls in flight end
+		case <-ctx.Done():
+		}
+	})
+
+	var (
+		mu     sync.Mutex
+		relays = map[*relayConn]struct{}{}
+		rwg    sync.WaitGroup
+	)
+	accepted := make(chan error, 1)
+	go func() {
+		for {
+			conn, err := lis.Accept()
+			if err != nil {
+				accepted <- err
+				return
+			}
+			if !s.loaded.Load() && waiting.push(conn) {
+				continue
+			}
+			rwg.Go(func() {
+				up, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "unix", s.runtimePath)
+				if err != nil {
+					// As if the client had dialled the runtime itself: the
+					// connection fails, and the client tries again.
+					s.log.Warn("cannot reach the runtime: closing the client's connection", "runtime", s.runtimePath, "err", err)
+					_ = conn.Close()
+					return
+				}
+				rc := s.newRelayConn(conn, up)
+				mu.Lock()
+				relays[rc] = struct{}{}
+				mu.Unlock()
+				if err := rc.run(); err != nil {
+					s.log.Warn("relay ended", "err", err)
+				}
+				mu.Lock()
+				delete(relays, rc)
+				mu.Unlock()
+			})
+		}
+	}()
+
+	var serveErr error
+	select {
+	case err := <-accepted:
+		serveErr = fmt.Errorf("serve on %s: %w", lis.Addr(), err)
+	case <-ctx.Done():
+	}
+	_ = lis.Close()
+	_ = waiting.Close()
+
+	// Shutdown: no new calls (GOAWAY), and shutdownGrace for those open.
+	mu.Lock()
+	for rc := range relays {
+		rc.goAway()
+	}
+	mu.Unlock()
+	stopped := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(shutdownGrace)
+	defer timer.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-timer.C:
+			s.log.Warn("calls still open at shutdown, cutting them off", "after", shutdownGrace)
+			done = true
+		case <-tick.C:
+			mu.Lock()
+			open := 0
+			for rc := range relays {
+				if rc.openStreams() == 0 {
+					rc.close()
+				}
+				open += rc.openStreams()
+			}
+			mu.Unlock()
+			select {
+			case <-stopped:
+				done = open == 0
+			default:
+			}
+		}
+	}
+	srv.Stop()
+	mu.Lock()
+	for rc := range relays {
+		rc.close()
+	}
+	mu.Unlock()
+	rwg.Wait()
+	<-stopped
+	wg.Wait()
+	if serveErr != nil && !errors.Is(serveErr, net.ErrClosed) {
+		return serveErr
+	}
+	return nil
+}
+
+// newGRPCServer returns the gRPC proxy's server.
+func (s *shim) newGRPCServer() *grpc.Server {
+	return grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ForceServerCodecV2(wireCodec{}),
 		grpc.UnknownServiceHandler(s.proxy),
 		grpc.MaxRecvMsgSize(maxMsgSize),
 		grpc.MaxSendMsgSize(maxMsgSize),
 	}, s.tuning.serverOptions()...)...)
+}
+
+// serveGRPC is serve with the gRPC proxy for every connection.
+func (s *shim) serveGRPC(ctx context.Context, lis net.Listener) error {
+	srv := s.newGRPCServer()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	select {
@@ -248,6 +390,45 @@ func (s *shim) serve(ctx context.Context, lis net.Listener) error {
 	}
 	return nil
 }
+
+// connQueue is a net.Listener whose connections are pushed to it: those
+// the gRPC proxy serves while the shim waits for rules.
+type connQueue struct {
+	addr net.Addr
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+func newConnQueue(addr net.Addr) *connQueue {
+	return &connQueue{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// push hands conn to Accept; false once the queue is closed.
+func (q *connQueue) push(conn net.Conn) bool {
+	select {
+	case q.ch <- conn:
+		return true
+	case <-q.done:
+		return false
+	}
+}
+
+func (q *connQueue) Accept() (net.Conn, error) {
+	select {
+	case c := <-q.ch:
+		return c, nil
+	case <-q.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (q *connQueue) Close() error {
+	q.once.Do(func() { close(q.done) })
+	return nil
+}
+
+func (q *connQueue) Addr() net.Addr { return q.addr }
 
 // proxy is the handler of every call: it opens the same method on the
 // runtime and copies messages both ways, headers and trailers included,

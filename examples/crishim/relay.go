@@ -1,0 +1,860 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/sandboxpin/sandboxpin/pin"
+)
+
+// The relay is how the shim forwards calls once it has rules. Instead of
+// ending each gRPC call at the shim and making it again towards the
+// runtime (two HTTP/2 stacks, a handler and writer goroutines per call:
+// the gRPC proxy of shim.go, which TestHopTable measures as the floor of
+// one gRPC hop), it pairs each connection from a client with a connection
+// of its own to the runtime and copies HTTP/2 frames between them as they
+// arrive, byte for byte, on two goroutines per connection.
+//
+// HPACK state thus stays the two endpoints' own: the relay decodes the
+// client's header blocks, to learn each stream's method, but never writes
+// a header block of its own, so it cannot put the two out of step.
+//
+// It holds back only the DATA of the image methods' responses, one gRPC
+// message at a time, reads each image as it arrives (patcher.walk), and
+// sends the message on once it is whole, pinned where the rules say.
+// Holding a message and growing it take two things from the relay itself
+// (RFC 9113 section 5.2, flow control):
+//   - the runtime would stall on a message larger than the client's
+//     window, since the client cannot grant window for bytes it has not
+//     seen: the relay grants the runtime the window for the rest of the
+//     message (as grpc-go's receiver does once it reads a message's
+//     length), and keeps back as much of the client's later grants, which
+//     pay that debt;
+//   - the client must never receive more than it granted: the relay keeps
+//     account of the client's windows, of the connection and each stream,
+//     and sends DATA only within them.
+
+const (
+	grpcMsgHeaderLen = 5 // compressed flag and length (gRPC over HTTP/2)
+	relayBufferSize  = 256 << 10
+	// DATA up to relayCopyMax bytes is copied into the write buffer;
+	// more is written from where it is, with writev.
+	relayCopyMax = 32 << 10
+)
+
+// relayKind is what the relay does with a stream's response DATA.
+type relayKind uint8
+
+const (
+	relayPass   relayKind = iota // copied as it comes
+	relayList                    // ListImages, StreamImages: images patched
+	relayStatus                  // ImageStatus: the image patched
+)
+
+// relayStream is the relay's state of one stream.
+type relayStream struct {
+	kind   relayKind
+	method string
+	// Windows, in bytes: avail is the client's, what the relay may still
+	// send it; upWin the runtime's, what the client and the relay granted
+	// it; debt what the relay granted on the client's behalf, not yet paid
+	// back by the client's grants. Guarded by relayConn.mu.
+	avail, upWin, debt int64
+
+	// The message being held; touched by the response pump only.
+	held   []byte
+	m      *pin.Matcher // the rules it is patched with
+	p      *patcher     // what walking it found
+	walked int          // offset in its body up to which p has walked
+	bad    error        // why it cannot be patched: it goes on unchanged
+}
+
+// relayConn is a client connection and its runtime connection.
+type relayConn struct {
+	shim     *shim
+	down, up net.Conn
+	upMu     sync.Mutex // upW: written by both pumps
+	upW      *bufio.Writer
+	downMu   sync.Mutex // downW: the response pump, and goAway
+	downW    *bufio.Writer
+	upR      *bufio.Reader
+	// decoderMax is the runtime's SETTINGS_HEADER_TABLE_SIZE, which bounds
+	// the client's HPACK table.
+	decoderMax atomic.Uint32
+	// runtimeMax and clientMaxSeen are the largest SETTINGS_MAX_FRAME_SIZE
+	// the runtime and the client have sent: no frame to either may be
+	// larger (RFC 9113 section 4.2), so none is read that is.
+	runtimeMax, clientMaxSeen atomic.Uint32
+
+	mu         sync.Mutex
+	cond       sync.Cond // window granted, or the connection closed
+	closed     bool
+	streams    map[uint32]*relayStream
+	lastStream uint32 // the highest stream the client opened
+	clientInit int64  // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	clientMax  int    // the client's SETTINGS_MAX_FRAME_SIZE
+	connAvail  int64  // the client's connection window
+	upConnWin  int64  // the runtime's connection window
+	connDebt   int64
+	credit     map[uint32]int64 // window to grant the runtime at the next flush; 0 is the connection
+
+	// Scratch of the response pump.
+	segs    [][]byte
+	iov     net.Buffers
+	hdrs    []byte
+	lens    [grpcMsgHeaderLen + maxSplices*10]byte
+	scratch []byte
+	spare   []byte // a held buffer to reuse for the next message
+}
+
+// newRelayConn pairs a client connection with a runtime connection.
+func (s *shim) newRelayConn(down, up net.Conn) *relayConn {
+	c := &relayConn{
+		shim: s, down: down, up: up,
+		upW:        bufio.NewWriterSize(up, relayBufferSize),
+		downW:      bufio.NewWriterSize(down, relayBufferSize),
+		upR:        bufio.NewReaderSize(up, relayBufferSize),
+		streams:    map[uint32]*relayStream{},
+		clientInit: defaultWindow,
+		clientMax:  defaultMaxFrame,
+		connAvail:  defaultWindow,
+		upConnWin:  defaultWindow,
+		credit:     map[uint32]int64{},
+	}
+	c.cond.L = &c.mu
+	c.decoderMax.Store(defaultHeaderSize)
+	c.runtimeMax.Store(defaultMaxFrame)
+	c.clientMaxSeen.Store(defaultMaxFrame)
+	return c
+}
+
+// run relays until either side ends or fails, then closes both. It
+// returns nil when a side just went away.
+func (c *relayConn) run() error {
+	errc := make(chan error, 2)
+	go func() { errc <- c.requests() }()
+	go func() { errc <- c.responses() }()
+	err := <-errc
+	c.close()
+	<-errc
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// close ends the relay: both connections close, and a pump waiting for
+// window wakes up.
+func (c *relayConn) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	_ = c.down.Close()
+	_ = c.up.Close()
+}
+
+// goAway tells the client that the shim shuts down: it should open no
+// more streams on this connection (RFC 9113 section 6.8). A GOAWAY needs no
+// HPACK, so the relay can send one of its own. Its last stream is 2^31-1,
+// as the RFC's first GOAWAY of a graceful shutdown: it does not say any
+// stream went unprocessed, since the runtime may process every stream the
+// relay passed on. The streams open go on.
+func (c *relayConn) goAway() {
+	var b []byte
+	b = appendFrameHeader(b, 8, frameGoAway, 0, 0)
+	b = binary.BigEndian.AppendUint32(b, maxWindow)
+	b = binary.BigEndian.AppendUint32(b, 0) // NO_ERROR
+	c.downMu.Lock()
+	defer c.downMu.Unlock()
+	if _, err := c.downW.Write(b); err == nil {
+		_ = c.downW.Flush()
+	}
+}
+
+// openStreams returns how many streams are open.
+func (c *relayConn) openStreams() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.streams)
+}
+
+// writeUp writes frame bytes to the runtime; flush sends them.
+func (c *relayConn) writeUp(b []byte, flush bool) error {
+	c.upMu.Lock()
+	defer c.upMu.Unlock()
+	if _, err := c.upW.Write(b); err != nil {
+		return err
+	}
+	if flush {
+		return c.upW.Flush()
+	}
+	return nil
+}
+
+// requests copies the client's frames to the runtime, noting the methods
+// of new streams and the client's windows on the way.
+func (c *relayConn) requests() error {
+	r := bufio.NewReaderSize(c.down, relayBufferSize)
+	var preface [len(clientPreface)]byte
+	if _, err := io.ReadFull(r, preface[:]); err != nil {
+		return fmt.Errorf("client preface: %w", err)
+	}
+	if string(preface[:]) != clientPreface {
+		return fmt.Errorf("%w: the client did not start with the HTTP/2 preface", errH2)
+	}
+	if err := c.writeUp(preface[:], false); err != nil {
+		return err
+	}
+	fr := &frameReader{r: r}
+	var (
+		block       []byte // the header block being read
+		blockStream uint32
+		inBlock     bool
+		path        string
+		out         []byte
+	)
+	dec := hpack.NewDecoder(defaultHeaderSize, func(f hpack.HeaderField) {
+		if f.Name == ":path" {
+			path = f.Value
+		}
+	})
+	for {
+		h, err := fr.header()
+		if err != nil {
+			return err
+		}
+		if err := checkFrameSize(h, c.runtimeMax.Load(), "client"); err != nil {
+			return err
+		}
+		p, err := fr.payload(h)
+		if err != nil {
+			return err
+		}
+		if inBlock != (h.typ == frameContinuation) || inBlock && h.stream != blockStream {
+			// RFC 9113 section 6.10: a header block is HEADERS and then
+			// CONTINUATION frames of the same stream, nothing between.
+			return fmt.Errorf("%w: %s frame on stream %d where a header block goes on", errH2, frameName(h.typ), h.stream)
+		}
+		out = appendFrameHeader(out[:0], int(h.length), h.typ, h.flags, h.stream)
+		out = append(out, p...)
+		switch h.typ {
+		case frameHeaders, frameContinuation:
+			frag := p
+			if h.typ == frameHeaders {
+				if frag, err = headerFragment(h, p); err != nil {
+					return err
+				}
+				block, blockStream = block[:0], h.stream
+			}
+			block = append(block, frag...)
+			inBlock = h.flags&flagEndHeaders == 0
+			if !inBlock {
+				path = ""
+				dec.SetAllowedMaxDynamicTableSize(c.decoderMax.Load())
+				if _, err := dec.Write(block); err != nil {
+					return fmt.Errorf("%w: header block on stream %d: %w", errH2, blockStream, err)
+				}
+				if err := dec.Close(); err != nil {
+					return fmt.Errorf("%w: header block on stream %d: %w", errH2, blockStream, err)
+				}
+				c.openStream(blockStream, path)
+			}
+		case frameSettings:
+			if h.flags&flagAck == 0 {
+				if err := c.clientSettings(p); err != nil {
+					return err
+				}
+			}
+		case frameWindowUpdate:
+			if len(p) != 4 {
+				return fmt.Errorf("%w: WINDOW_UPDATE of %d bytes on stream %d", errH2, len(p), h.stream)
+			}
+			inc := int64(binary.BigEndian.Uint32(p) & maxWindow)
+			switch fwd := c.clientWindowUpdate(h.stream, inc); {
+			case fwd == 0 && inc > 0:
+				out = out[:0] // all of it paid debt
+			case fwd != inc:
+				binary.BigEndian.PutUint32(out[frameHeaderLen:], uint32(fwd)) //nolint:gosec // G115: 0 <= fwd <= inc < 2^31
+			}
+		case frameRSTStream:
+			c.endStream(h.stream)
+		}
+		if err := c.writeUp(out, r.Buffered() == 0); err != nil {
+			return err
+		}
+	}
+}
+
+// checkFrameSize fails a frame larger than the receiver's largest
+// SETTINGS_MAX_FRAME_SIZE.
+func checkFrameSize(h frameHeader, limit uint32, from string) error {
+	if h.length > limit {
+		return fmt.Errorf("%w: %s frame of %d bytes on stream %d from the %s, over the peer's frame size %d",
+			errH2, frameName(h.typ), h.length, h.stream, from, limit)
+	}
+	return nil
+}
+
+// openStream records a stream the client opened with a request for path.
+func (c *relayConn) openStream(id uint32, path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.streams[id]; ok || id <= c.lastStream {
+		return // trailers, or a stream that is over
+	}
+	c.lastStream = id
+	st := &relayStream{avail: c.clientInit, upWin: c.clientInit}
+	if c.shim.pins.Load() == nil {
+		// No rules, nothing to patch: every stream passes as it comes.
+		path = ""
+	}
+	switch path {
+	case methodListImages, methodStreamImages:
+		st.kind, st.method = relayList, path
+	case methodImageStatus:
+		st.kind, st.method = relayStatus, path
+	}
+	c.streams[id] = st
+}
+
+// stream returns the state of stream id, nil once it is over.
+func (c *relayConn) stream(id uint32) *relayStream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.streams[id]
+}
+
+// endStream forgets a stream that is over; its debt ends with it.
+func (c *relayConn) endStream(id uint32) {
+	c.mu.Lock()
+	delete(c.streams, id)
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
+// clientSettings applies the client's settings that bound what the relay
+// sends it. The runtime applies them too, on receipt.
+func (c *relayConn) clientSettings(p []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.cond.Broadcast()
+	return settings(p, func(id uint16, v uint32) {
+		switch id {
+		case settingInitialWindowSize:
+			// RFC 9113 section 6.9.2: the change applies to every open
+			// stream's window.
+			delta := int64(v) - c.clientInit
+			c.clientInit = int64(v)
+			for _, st := range c.streams {
+				st.avail += delta
+				st.upWin += delta
+			}
+		case settingMaxFrameSize:
+			c.clientMax = int(v)
+			if v > c.clientMaxSeen.Load() {
+				c.clientMaxSeen.Store(v)
+			}
+		}
+	})
+}
+
+// clientWindowUpdate adds a grant of the client's to its window and
+// returns the part to pass on to the runtime: what is left once the
+// relay's debt is paid.
+func (c *relayConn) clientWindowUpdate(id uint32, inc int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.cond.Broadcast()
+	if id == 0 {
+		c.connAvail += inc
+		pay := min(c.connDebt, inc)
+		c.connDebt -= pay
+		c.upConnWin += inc - pay
+		return inc - pay
+	}
+	st, ok := c.streams[id]
+	if !ok {
+		return inc
+	}
+	st.avail += inc
+	pay := min(st.debt, inc)
+	st.debt -= pay
+	st.upWin += inc - pay
+	return inc - pay
+}
+
+// grant adds n to the runtime's window on stream id with state st, or on
+// the connection when st is nil; the next flush sends it. With debt, the
+// grant is made on the client's behalf, and the client's own grants pay it
+// back. Called with c.mu held.
+func (c *relayConn) grant(st *relayStream, id uint32, n int64, debt bool) {
+	win, owed := &c.upConnWin, &c.connDebt
+	if st != nil {
+		win, owed = &st.upWin, &st.debt
+	}
+	n = min(n, maxWindow-*win)
+	if n <= 0 {
+		return
+	}
+	c.credit[id] += n
+	*win += n
+	if debt {
+		*owed += n
+	}
+}
+
+// responses copies the runtime's frames to the client, holding and
+// patching the image methods' messages.
+func (c *relayConn) responses() error {
+	fr := &frameReader{r: c.upR}
+	for {
+		h, err := fr.header()
+		if err != nil {
+			return err
+		}
+		if err := checkFrameSize(h, c.clientMaxSeen.Load(), "runtime"); err != nil {
+			return err
+		}
+		if h.typ == frameData {
+			err = c.responseData(fr, h)
+		} else {
+			var p []byte
+			if p, err = fr.payload(h); err == nil {
+				err = c.responseFrame(h, p)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if c.upR.Buffered() == 0 {
+			if err := c.flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// responseFrame passes on a frame from the runtime other than DATA.
+func (c *relayConn) responseFrame(h frameHeader, p []byte) error {
+	switch h.typ {
+	case frameSettings:
+		if h.flags&flagAck == 0 {
+			if err := settings(p, func(id uint16, v uint32) {
+				switch id {
+				case settingHeaderTableSize:
+					c.decoderMax.Store(v)
+				case settingMaxFrameSize:
+					if v > c.runtimeMax.Load() {
+						c.runtimeMax.Store(v)
+					}
+				}
+			}); err != nil {
+				return err
+			}
+		}
+	case frameHeaders:
+		if h.flags&flagEndStream != 0 {
+			// Trailers: what is held goes first, as it is.
+			if st := c.stream(h.stream); st != nil {
+				if err := c.release(h.stream, st); err != nil {
+					return err
+				}
+			}
+			defer c.endStream(h.stream)
+		}
+	case frameRSTStream:
+		defer c.endStream(h.stream)
+	}
+	return c.forward(h, p)
+}
+
+// forward writes a frame to the client as it came.
+func (c *relayConn) forward(h frameHeader, p []byte) error {
+	var hdr [frameHeaderLen]byte
+	appendFrameHeader(hdr[:0], int(h.length), h.typ, h.flags, h.stream)
+	c.downMu.Lock()
+	defer c.downMu.Unlock()
+	if _, err := c.downW.Write(hdr[:]); err != nil {
+		return err
+	}
+	_, err := c.downW.Write(p)
+	return err
+}
+
+// flush sends what is buffered for the client, and the window the relay
+// grants the runtime.
+func (c *relayConn) flush() error {
+	c.downMu.Lock()
+	err := c.downW.Flush()
+	c.downMu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if len(c.credit) == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	var b []byte
+	for id, n := range c.credit {
+		b = appendWindowUpdate(b, id, uint32(n)) //nolint:gosec // G115: grant keeps windows under 2^31
+	}
+	clear(c.credit)
+	c.mu.Unlock()
+	return c.writeUp(b, true)
+}
+
+// responseData passes on, or holds, a DATA frame from the runtime.
+func (c *relayConn) responseData(fr *frameReader, h frameHeader) error {
+	c.mu.Lock()
+	st := c.streams[h.stream]
+	c.upConnWin -= int64(h.length)
+	if st != nil {
+		st.upWin -= int64(h.length)
+	}
+	c.mu.Unlock()
+	end := h.flags&flagEndStream != 0
+	if st != nil && st.kind != relayPass && h.flags&flagPadded == 0 {
+		// Held: read straight into the message.
+		n := len(st.held)
+		st.held = grow(st.held, int(h.length))
+		if _, err := io.ReadFull(c.upR, st.held[n:]); err != nil {
+			return fmt.Errorf("DATA frame of %d bytes on stream %d: %w", h.length, h.stream, err)
+		}
+	} else {
+		p, err := fr.payload(h)
+		if err != nil {
+			return err
+		}
+		data, err := unpad(h, p)
+		if err != nil {
+			return err
+		}
+		if padding := int64(len(p) - len(data)); padding > 0 {
+			// Padding never reaches the client, which so never grants it
+			// back: the relay does, for good.
+			c.mu.Lock()
+			c.grant(nil, 0, padding, false)
+			if st != nil {
+				c.grant(st, h.stream, padding, false)
+			}
+			c.mu.Unlock()
+		}
+		if st == nil || st.kind == relayPass {
+			return c.sendData(h.stream, [][]byte{data}, len(data), end)
+		}
+		st.held = append(st.held, data...)
+	}
+	if err := c.advance(h.stream, st); err != nil {
+		return err
+	}
+	if end {
+		err := c.release(h.stream, st)
+		c.endStream(h.stream)
+		return err
+	}
+	return nil
+}
+
+// grow returns b with n more bytes of length, their content undefined.
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 4096))
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}
+
+// advance reads what has arrived of the messages held for stream id, sends
+// on those that are whole, and makes sure the runtime has the window to
+// send the rest of the one it is in.
+func (c *relayConn) advance(id uint32, st *relayStream) error {
+	for {
+		if len(st.held) < grpcMsgHeaderLen {
+			c.needWindow(id, st, int64(grpcMsgHeaderLen-len(st.held)))
+			return nil
+		}
+		size := int(binary.BigEndian.Uint32(st.held[1:]))
+		if size > maxMsgSize {
+			// Too large for the client anyway: not for the relay to
+			// judge. The rest of the stream passes as it comes.
+			st.kind = relayPass
+			return c.release(id, st)
+		}
+		total := grpcMsgHeaderLen + size
+		if cap(st.held) < total {
+			nb := c.spare[:0]
+			c.spare = nil
+			if cap(nb) < total {
+				nb = make([]byte, 0, total)
+			}
+			nb = append(nb, st.held...)
+			c.keep(st.held)
+			st.held = nb
+		}
+		if st.p == nil {
+			st.p = patchers.Get().(*patcher)
+			st.p.spans = st.p.spans[:0]
+			st.walked, st.bad, st.m = 0, nil, c.shim.pins.Load()
+		}
+		complete := len(st.held) >= total
+		if st.held[0] == 0 && st.m != nil && st.bad == nil && (st.kind == relayList || complete) {
+			body := st.held[grpcMsgHeaderLen:min(len(st.held), total)]
+			st.walked, st.bad = st.p.walk(body, st.walked, st.kind == relayStatus, st.m, c.onPin(st), !complete)
+		}
+		if !complete {
+			c.needWindow(id, st, int64(total-len(st.held)))
+			return nil
+		}
+		err := c.sendMessage(id, st, st.held[:total])
+		patchers.Put(st.p)
+		st.p, st.m = nil, nil
+		n := copy(st.held, st.held[total:])
+		st.held = st.held[:n]
+		if n == 0 {
+			c.keep(st.held)
+			st.held = nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// keep keeps b, a held buffer no longer in use, for the next message if it
+// is larger than the one kept: a client that lists images every few
+// seconds gets the same buffer each time.
+func (c *relayConn) keep(b []byte) {
+	if cap(b) > cap(c.spare) {
+		c.spare = b[:0]
+	}
+}
+
+// needWindow makes sure the runtime may send need more bytes on stream id.
+func (c *relayConn) needWindow(id uint32, st *relayStream, need int64) {
+	c.mu.Lock()
+	c.grant(st, id, need-st.upWin, true)
+	c.grant(nil, 0, need-c.upConnWin, true)
+	c.mu.Unlock()
+}
+
+// onPin returns what the patcher calls with each image it pins: a debug
+// log line, when debug logging is on.
+func (c *relayConn) onPin(st *relayStream) func(*wireImage) {
+	log := c.shim.log
+	if !log.Enabled(context.Background(), slog.LevelDebug) {
+		return nil
+	}
+	m := st.m
+	return func(w *wireImage) {
+		match, _ := m.Explain(w)
+		log.Debug("pinned", "method", st.method, "image", strings.Clone(match.Name), "pattern", match.Pattern, "source", match.Source)
+	}
+}
+
+// sendMessage sends a whole held message (with its gRPC prefix), patched.
+func (c *relayConn) sendMessage(id uint32, st *relayStream, msg []byte) error {
+	if st.bad != nil {
+		c.shim.log.Warn("cannot decode response, passing it unchanged", "method", st.method, "err", st.bad)
+	}
+	if st.bad != nil || st.p == nil || len(st.p.spans) == 0 {
+		return c.sendData(id, [][]byte{msg}, len(msg), false)
+	}
+	body := msg[grpcMsgHeaderLen:]
+	size := st.p.size(body)
+	grown := int64(size - len(body))
+	c.mu.Lock()
+	// The client will grant the added bytes back too.
+	c.connDebt += grown
+	st.debt += grown
+	c.mu.Unlock()
+	hdr := c.lens[:grpcMsgHeaderLen]
+	hdr[0] = 0
+	binary.BigEndian.PutUint32(hdr[1:], uint32(size)) //nolint:gosec // G115: size <= maxMsgSize + a few bytes
+	if len(st.p.spans) > maxSplices {
+		if cap(c.scratch) < size {
+			c.scratch = make([]byte, size)
+		}
+		out := st.p.apply(c.scratch[:0], body)
+		return c.sendData(id, [][]byte{hdr, out}, grpcMsgHeaderLen+size, false)
+	}
+	c.segs = st.p.segments(append(c.segs[:0], hdr), c.lens[grpcMsgHeaderLen:grpcMsgHeaderLen], body)
+	return c.sendData(id, c.segs, grpcMsgHeaderLen+size, false)
+}
+
+// release sends what is held for a stream as it is: the end of a stream
+// whose last message is incomplete, or one too large to hold.
+func (c *relayConn) release(id uint32, st *relayStream) error {
+	if st.p != nil {
+		patchers.Put(st.p)
+		st.p, st.m = nil, nil
+	}
+	if len(st.held) == 0 {
+		return nil
+	}
+	held := st.held
+	st.held = nil
+	err := c.sendData(id, [][]byte{held}, len(held), false)
+	c.keep(held)
+	return err
+}
+
+// sendData sends total bytes, the concatenation of segs, to the client on
+// stream id, in DATA frames within the client's windows and frame size,
+// waiting for the client's grants when it must; endStream ends the stream
+// with the last. Data of a stream that is over is dropped, its window
+// given back to the runtime.
+func (c *relayConn) sendData(id uint32, segs [][]byte, total int, endStream bool) error {
+	cur := segCursor{segs: segs}
+	for first := true; first || total > 0; first = false {
+		n, maxFrame, err := c.window(id, total)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			c.mu.Lock()
+			c.grant(nil, 0, int64(total), false)
+			c.mu.Unlock()
+			return nil
+		}
+		if err := c.writeData(id, &cur, n, maxFrame, endStream && n == total); err != nil {
+			return err
+		}
+		total -= n
+	}
+	return nil
+}
+
+// window waits until the client's windows let the relay send some of
+// total bytes on stream id and takes them: it returns how many (0 when
+// total is 0; -1 when the stream is over) and the client's frame size.
+func (c *relayConn) window(id uint32, total int) (int, int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	flushed := false
+	for {
+		if c.closed {
+			return 0, 0, net.ErrClosed
+		}
+		st, ok := c.streams[id]
+		if !ok {
+			return -1, 0, nil
+		}
+		n := int(min(int64(total), c.connAvail, st.avail))
+		if n > 0 || total == 0 {
+			c.connAvail -= int64(n)
+			st.avail -= int64(n)
+			return n, c.clientMax, nil
+		}
+		if flushed {
+			c.cond.Wait()
+			flushed = false
+			continue
+		}
+		// Out of window: what is buffered must reach the client for it
+		// to grant more; a grant may come meanwhile, so look again before
+		// waiting.
+		c.mu.Unlock()
+		c.downMu.Lock()
+		err := c.downW.Flush()
+		c.downMu.Unlock()
+		c.mu.Lock()
+		if err != nil {
+			return 0, 0, err
+		}
+		flushed = true
+	}
+}
+
+// writeData writes n bytes from cur to the client in DATA frames of at
+// most maxFrame bytes.
+func (c *relayConn) writeData(id uint32, cur *segCursor, n, maxFrame int, endStream bool) error {
+	c.downMu.Lock()
+	defer c.downMu.Unlock()
+	frames := max(1, (n+maxFrame-1)/maxFrame)
+	if n <= relayCopyMax {
+		for i := range frames {
+			size := min(maxFrame, n-i*maxFrame)
+			var flags uint8
+			if endStream && i == frames-1 {
+				flags = flagEndStream
+			}
+			var hdr [frameHeaderLen]byte
+			if _, err := c.downW.Write(appendFrameHeader(hdr[:0], size, frameData, flags, id)); err != nil {
+				return err
+			}
+			var err error
+			cur.take(size, func(b []byte) {
+				if err == nil {
+					_, err = c.downW.Write(b)
+				}
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Large: after what is buffered, the frame headers and the data where
+	// it is, in one writev.
+	if err := c.downW.Flush(); err != nil {
+		return err
+	}
+	c.hdrs = c.hdrs[:0]
+	if cap(c.hdrs) < frames*frameHeaderLen {
+		c.hdrs = make([]byte, 0, frames*frameHeaderLen)
+	}
+	c.iov = c.iov[:0]
+	for i := range frames {
+		size := min(maxFrame, n-i*maxFrame)
+		var flags uint8
+		if endStream && i == frames-1 {
+			flags = flagEndStream
+		}
+		start := len(c.hdrs)
+		c.hdrs = appendFrameHeader(c.hdrs, size, frameData, flags, id)
+		c.iov = append(c.iov, c.hdrs[start:])
+		cur.take(size, func(b []byte) { c.iov = append(c.iov, b) })
+	}
+	bufs := c.iov
+	_, err := bufs.WriteTo(c.down)
+	clear(c.iov) // drop references to the message
+	return err
+}
+
+// segCursor reads forward through a list of byte slices.
+type segCursor struct {
+	segs [][]byte
+	i    int // current slice
+	off  int // offset in it
+}
+
+// take calls f with the next n bytes, in as many pieces as they span.
+func (cur *segCursor) take(n int, f func([]byte)) {
+	for n > 0 && cur.i < len(cur.segs) {
+		s := cur.segs[cur.i][cur.off:]
+		if len(s) > n {
+			f(s[:n])
+			cur.off += n
+			return
+		}
+		if len(s) > 0 {
+			f(s)
+		}
+		n -= len(s)
+		cur.i, cur.off = cur.i+1, 0
+	}
+}
