@@ -20,7 +20,9 @@ import (
 // TestLiveHop times the shim in front of a real containerd 2.2 holding
 // many images, as TestHopTable does in front of the fake: a CRI client
 // (ListImages, and ImageStatus of the pause image) and crictl (images -o
-// json), directly, through a bare pass-through and through the shim. The
+// json), directly, through the gRPC proxy with no rules (the floor of a
+// gRPC hop), through the shim, and through the shim with --grpc-proxy (as
+// it was before the relay). The
 // shim pins the pause image, stored as registry.k8s.io/pause:3.10.1 while
 // containerd is configured with the alias k8s.gcr.io/pause:3.10.1, which
 // containerd itself leaves unpinned.
@@ -39,7 +41,7 @@ func TestLiveHop(t *testing.T) {
 	crictl := crictlBinary(t)
 	rounds := envInt(t, "SANDBOXPIN_HOP_ROUNDS", 20)
 	var table strings.Builder
-	fmt.Fprintf(&table, "\ncontainerd %v:\n| call | images | direct | floor | shim | floor/direct | shim/direct |\n|---|---|---|---|---|---|---|\n", containerdtest.V2)
+	fmt.Fprintf(&table, "\ncontainerd %v:\n| call | images | direct | gRPC hop (floor) | shim | shim --grpc-proxy (before) |\n|---|---|---|---|---|---|\n", containerdtest.V2)
 	for _, f := range strings.Split(spec, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		require.NoError(t, err, "SANDBOXPIN_LIVE_HOP")
@@ -62,11 +64,13 @@ func TestLiveHop(t *testing.T) {
 		writeConfig(t, root, string(cfg))
 		shimPath := filepath.Join(shortTempDir(t), "shim.sock")
 		startRunShim(t, options{listen: "unix://" + shimPath, runtimeEndpoint: ctrd.Endpoint, root: root})
-		_, floorPath := startShim(t, ctrd.Socket, fixed(nil))
+		grpcShimPath := filepath.Join(shortTempDir(t), "shim.sock")
+		startRunShim(t, options{listen: "unix://" + grpcShimPath, runtimeEndpoint: ctrd.Endpoint, root: root, grpcProxy: true})
 		targets := []hopTarget{
 			{name: "direct", path: ctrd.Socket},
-			{name: "floor", path: floorPath},
+			{name: "grpc-floor", path: startShimMode(t, ctrd.Socket, fixed(nil), true)},
 			{name: "shim", path: shimPath, wantPinned: true},
+			{name: "grpc-shim", path: grpcShimPath, wantPinned: true},
 		}
 		ctx := testContext(t)
 		calls := []struct {
@@ -105,9 +109,7 @@ func TestLiveHop(t *testing.T) {
 		}
 		for _, c := range calls {
 			med := medians(t, rounds, len(targets), func(i int) error { return c.call(clients[i], targets[i].wantPinned) })
-			fmt.Fprintf(&table, "| %s | %d | %v | %v | %v | %.2f× | %.2f× |\n", c.name, n,
-				med[0].Round(time.Microsecond), med[1].Round(time.Microsecond), med[2].Round(time.Microsecond),
-				float64(med[1])/float64(med[0]), float64(med[2])/float64(med[0]))
+			hopRow(&table, c.name, n, med, time.Microsecond)
 		}
 
 		// crictl, as an operator runs it: the whole command, JSON included.
@@ -131,11 +133,19 @@ func TestLiveHop(t *testing.T) {
 			return nil
 		}
 		med := medians(t, max(rounds/2, 3), len(targets), crictlRun)
-		fmt.Fprintf(&table, "| crictl images | %d | %v | %v | %v | %.2f× | %.2f× |\n", n,
-			med[0].Round(time.Millisecond), med[1].Round(time.Millisecond), med[2].Round(time.Millisecond),
-			float64(med[1])/float64(med[0]), float64(med[2])/float64(med[0]))
+		hopRow(&table, "crictl images", n, med, time.Millisecond)
 	}
 	t.Log(table.String())
+}
+
+// hopRow writes a row of times, the first direct, each other with its
+// ratio to direct.
+func hopRow(table *strings.Builder, call string, n int, med []time.Duration, unit time.Duration) {
+	fmt.Fprintf(table, "| %s | %d | %v |", call, n, med[0].Round(unit))
+	for _, d := range med[1:] {
+		fmt.Fprintf(table, " %v (%.2f×) |", d.Round(unit), float64(d)/float64(med[0]))
+	}
+	table.WriteString("\n")
 }
 
 // medians calls call(i) for each of k targets in turn, rounds times after

@@ -21,14 +21,24 @@
 // Then point the kubelet (--container-runtime-endpoint) and crictl
 // (--runtime-endpoint, --image-endpoint) at the shim's socket.
 //
+// Once it has rules, the shim relays each connection from a client to a
+// connection of its own to the runtime, HTTP/2 frame by frame: it holds
+// back only the answers it may change, one message at a time, and reads
+// the images in them as they arrive, so that the kubelet's calls cost
+// little more than they do straight to the runtime (TestHopTable prints
+// the figures). --grpc-proxy ends each call at the shim and makes it again
+// to the runtime instead, as the shim did before the relay: slower, and
+// kept for a client the relay cannot serve.
+//
 // SIGHUP resolves the node again (files under --root and what the runtime
 // reports) and swaps in the new rules; when that fails (a config file became
 // malformed, the runtime is down) the old rules stay and the log says why.
 // SIGINT and SIGTERM stop it and remove the socket. It logs to stderr.
 //
-// The runtime may come and go. When it stops, calls fail with Unavailable,
-// as they would without the shim, and the shim reconnects within a second
-// of its return. When its socket does not exist yet at start, the shim
+// The runtime may come and go. When it stops, the shim closes the
+// connections it relayed to it, as the runtime's own socket would, and
+// calls fail with Unavailable until the client reconnects after the
+// runtime's return. When its socket does not exist yet at start, the shim
 // serves anyway (so the kubelet finds the shim's socket) and retries every
 // second: until the rules load, ListImages, ImageStatus and StreamImages fail
 // with Unavailable rather than answer with the pause image unpinned (which
@@ -83,6 +93,7 @@ type options struct {
 	root            string   // the node's root file system
 	pins            []string // extra pin patterns (strict mode)
 	debug           bool     // log every image the shim pins
+	grpcProxy       bool     // the gRPC proxy for every connection, not the relay
 }
 
 // stringsFlag is a repeatable string flag.
@@ -105,6 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.root, "root", "/", "the node's root file system, read to resolve the sandbox image")
 	fs.Var((*stringsFlag)(&o.pins), "pin", "an extra pin `pattern` (repeatable): reference, digest, prefix* or *keyword*")
 	fs.BoolVar(&o.debug, "debug", false, "log each image the shim pins and the rule that pinned it")
+	fs.BoolVar(&o.grpcProxy, "grpc-proxy", false, "end each call at the shim and make it again to the runtime, instead of relaying HTTP/2 frames (slower)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: crishim --listen unix:///path/shim.sock --runtime-endpoint unix:///path/runtime.sock [--pin PATTERN]... [--root DIR]\n\n"+
 			"A CRI proxy that forwards every call to the runtime and sets Image.Pinned on the\n"+
@@ -178,6 +190,7 @@ func runShim(ctx context.Context, o options, hup <-chan os.Signal, stderr io.Wri
 
 	load := nodeLoader(o.runtimeEndpoint, resolve.DirFS(o.root), extra, log)
 	s := newWaitingShim(upstream, load, log)
+	s.grpcOnly = o.grpcProxy
 	waiting := false
 	if err := s.reload(ctx); err != nil {
 		if !errors.Is(err, cri.ErrNoSocket) {

@@ -171,6 +171,9 @@ type span struct {
 type patcher struct {
 	img   wireImage
 	spans []span
+	// memo, when not nil, remembers verdicts from one walk to the next
+	// (images of ListImagesResponse and StreamImagesResponse).
+	memo *verdictMemo
 	// For messages received in several buffers (planPieces).
 	pieces     [][]byte
 	starts     []int
@@ -235,6 +238,17 @@ func (p *patcher) walk(b []byte, off int, single bool, m *pin.Matcher, onPin fun
 		off += n
 		sp := span{tagStart: tagStart, tagEnd: off, valStart: off + n2 - len(v), valEnd: off + n2}
 		off += n2
+		var key uint64
+		if !single && p.memo != nil {
+			mustPin, ok, k := p.memo.lookup(v)
+			if ok && (!mustPin || onPin == nil) {
+				if mustPin {
+					p.spans = append(p.spans, sp)
+				}
+				continue
+			}
+			key = k
+		}
 		if !single {
 			w.reset()
 		}
@@ -245,7 +259,11 @@ func (p *patcher) walk(b []byte, off int, single bool, m *pin.Matcher, onPin fun
 			last, seen = sp, true
 			continue
 		}
-		if !w.pinned && m.IsPinnedImage(w) {
+		mustPin := !w.pinned && m.IsPinnedImage(w)
+		if p.memo != nil {
+			p.memo.store(key, len(v), mustPin)
+		}
+		if mustPin {
 			p.spans = append(p.spans, sp)
 			if onPin != nil {
 				onPin(w)

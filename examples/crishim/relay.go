@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/net/http2/hpack"
 
@@ -33,21 +34,31 @@ import (
 // It holds back only the DATA of the image methods' responses, one gRPC
 // message at a time, reads each image as it arrives (patcher.walk), and
 // sends the message on once it is whole, pinned where the rules say.
-// Holding a message and growing it take two things from the relay itself
-// (RFC 9113 section 5.2, flow control):
-//   - the runtime would stall on a message larger than the client's
-//     window, since the client cannot grant window for bytes it has not
-//     seen: the relay grants the runtime the window for the rest of the
-//     message (as grpc-go's receiver does once it reads a message's
-//     length), and keeps back as much of the client's later grants, which
-//     pay that debt;
-//   - the client must never receive more than it granted: the relay keeps
+// Holding a message and growing it take flow control (RFC 9113 section
+// 5.2) from the relay itself:
+//   - the connection's window is the relay's own on both sides: it grants
+//     the runtime window for each DATA frame as it reads it (and 16 MiB to
+//     start with), keeps the client's connection grants to itself, and
+//     sends the client DATA only within them;
+//   - a stream's window is the client's, passed on as it grants it, except
+//     for a held message: the runtime would stall on one larger than the
+//     client's window, since the client cannot grant window for bytes it
+//     has not seen, so the relay grants the runtime the window for the
+//     rest of the message (as grpc-go's receiver does once it reads a
+//     message's length) and keeps back as much of the client's later
+//     grants on that stream, which pay that debt; the debt ends with the
+//     stream;
+//   - the client never receives more than it granted: the relay keeps
 //     account of the client's windows, of the connection and each stream,
 //     and sends DATA only within them.
 
 const (
 	grpcMsgHeaderLen = 5 // compressed flag and length (gRPC over HTTP/2)
-	relayBufferSize  = 256 << 10
+	// relayConnWindow is the runtime's connection window: the relay
+	// grants it again as it reads, so it only needs to cover what is on
+	// the way.
+	relayConnWindow = 16 << 20
+	relayBufferSize = 256 << 10
 	// DATA up to relayCopyMax bytes is copied into the write buffer;
 	// more is written from where it is, with writev.
 	relayCopyMax = 32 << 10
@@ -101,12 +112,10 @@ type relayConn struct {
 	cond       sync.Cond // window granted, or the connection closed
 	closed     bool
 	streams    map[uint32]*relayStream
-	lastStream uint32 // the highest stream the client opened
-	clientInit int64  // the client's SETTINGS_INITIAL_WINDOW_SIZE
-	clientMax  int    // the client's SETTINGS_MAX_FRAME_SIZE
-	connAvail  int64  // the client's connection window
-	upConnWin  int64  // the runtime's connection window
-	connDebt   int64
+	lastStream uint32           // the highest stream the client opened
+	clientInit int64            // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	clientMax  int              // the client's SETTINGS_MAX_FRAME_SIZE
+	connAvail  int64            // the client's connection window
 	credit     map[uint32]int64 // window to grant the runtime at the next flush; 0 is the connection
 
 	// Scratch of the response pump.
@@ -116,6 +125,7 @@ type relayConn struct {
 	lens    [grpcMsgHeaderLen + maxSplices*10]byte
 	scratch []byte
 	spare   []byte // a held buffer to reuse for the next message
+	memo    *verdictMemo
 }
 
 // newRelayConn pairs a client connection with a runtime connection.
@@ -129,8 +139,8 @@ func (s *shim) newRelayConn(down, up net.Conn) *relayConn {
 		clientInit: defaultWindow,
 		clientMax:  defaultMaxFrame,
 		connAvail:  defaultWindow,
-		upConnWin:  defaultWindow,
 		credit:     map[uint32]int64{},
+		memo:       newVerdictMemo(),
 	}
 	c.cond.L = &c.mu
 	c.decoderMax.Store(defaultHeaderSize)
@@ -176,8 +186,15 @@ func (c *relayConn) goAway() {
 	b = appendFrameHeader(b, 8, frameGoAway, 0, 0)
 	b = binary.BigEndian.AppendUint32(b, maxWindow)
 	b = binary.BigEndian.AppendUint32(b, 0) // NO_ERROR
-	c.downMu.Lock()
+	// A relay busy writing to a client that does not read would hold up
+	// the shutdown: that client gets no GOAWAY, only the end of the
+	// connection once the grace period is over.
+	if !c.downMu.TryLock() {
+		return
+	}
 	defer c.downMu.Unlock()
+	_ = c.down.SetWriteDeadline(time.Now().Add(time.Second))
+	defer func() { _ = c.down.SetWriteDeadline(time.Time{}) }()
 	if _, err := c.downW.Write(b); err == nil {
 		_ = c.downW.Flush()
 	}
@@ -224,6 +241,7 @@ func (c *relayConn) requests() error {
 		inBlock     bool
 		path        string
 		out         []byte
+		first       = true
 	)
 	dec := hpack.NewDecoder(defaultHeaderSize, func(f hpack.HeaderField) {
 		if f.Name == ":path" {
@@ -290,6 +308,12 @@ func (c *relayConn) requests() error {
 			}
 		case frameRSTStream:
 			c.endStream(h.stream)
+		}
+		if first {
+			// After the client's SETTINGS, which must come first: the
+			// runtime's connection window, the relay's from now on.
+			out = appendWindowUpdate(out, 0, relayConnWindow-defaultWindow)
+			first = false
 		}
 		if err := c.writeUp(out, r.Buffered() == 0); err != nil {
 			return err
@@ -379,10 +403,7 @@ func (c *relayConn) clientWindowUpdate(id uint32, inc int64) int64 {
 	defer c.cond.Broadcast()
 	if id == 0 {
 		c.connAvail += inc
-		pay := min(c.connDebt, inc)
-		c.connDebt -= pay
-		c.upConnWin += inc - pay
-		return inc - pay
+		return 0 // the runtime's connection window is the relay's
 	}
 	st, ok := c.streams[id]
 	if !ok {
@@ -395,23 +416,19 @@ func (c *relayConn) clientWindowUpdate(id uint32, inc int64) int64 {
 	return inc - pay
 }
 
-// grant adds n to the runtime's window on stream id with state st, or on
-// the connection when st is nil; the next flush sends it. With debt, the
-// grant is made on the client's behalf, and the client's own grants pay it
-// back. Called with c.mu held.
+// grant adds n to the runtime's window on stream id with state st; the
+// next flush sends it. With debt, the grant is made on the client's
+// behalf, and the client's own grants on the stream pay it back. Called
+// with c.mu held.
 func (c *relayConn) grant(st *relayStream, id uint32, n int64, debt bool) {
-	win, owed := &c.upConnWin, &c.connDebt
-	if st != nil {
-		win, owed = &st.upWin, &st.debt
-	}
-	n = min(n, maxWindow-*win)
+	n = min(n, maxWindow-st.upWin)
 	if n <= 0 {
 		return
 	}
 	c.credit[id] += n
-	*win += n
+	st.upWin += n
 	if debt {
-		*owed += n
+		st.debt += n
 	}
 }
 
@@ -520,7 +537,7 @@ func (c *relayConn) flush() error {
 func (c *relayConn) responseData(fr *frameReader, h frameHeader) error {
 	c.mu.Lock()
 	st := c.streams[h.stream]
-	c.upConnWin -= int64(h.length)
+	c.credit[0] += int64(h.length) // read: the runtime may send as much again
 	if st != nil {
 		st.upWin -= int64(h.length)
 	}
@@ -545,12 +562,11 @@ func (c *relayConn) responseData(fr *frameReader, h frameHeader) error {
 		if padding := int64(len(p) - len(data)); padding > 0 {
 			// Padding never reaches the client, which so never grants it
 			// back: the relay does, for good.
-			c.mu.Lock()
-			c.grant(nil, 0, padding, false)
 			if st != nil {
+				c.mu.Lock()
 				c.grant(st, h.stream, padding, false)
+				c.mu.Unlock()
 			}
-			c.mu.Unlock()
 		}
 		if st == nil || st.kind == relayPass {
 			return c.sendData(h.stream, [][]byte{data}, len(data), end)
@@ -609,6 +625,10 @@ func (c *relayConn) advance(id uint32, st *relayStream) error {
 			st.p = patchers.Get().(*patcher)
 			st.p.spans = st.p.spans[:0]
 			st.walked, st.bad, st.m = 0, nil, c.shim.pins.Load()
+			if st.kind == relayList && st.m != nil {
+				c.memo.use(st.m)
+				st.p.memo = c.memo
+			}
 		}
 		complete := len(st.held) >= total
 		if st.held[0] == 0 && st.m != nil && st.bad == nil && (st.kind == relayList || complete) {
@@ -620,6 +640,7 @@ func (c *relayConn) advance(id uint32, st *relayStream) error {
 			return nil
 		}
 		err := c.sendMessage(id, st, st.held[:total])
+		st.p.memo = nil
 		patchers.Put(st.p)
 		st.p, st.m = nil, nil
 		n := copy(st.held, st.held[total:])
@@ -647,7 +668,6 @@ func (c *relayConn) keep(b []byte) {
 func (c *relayConn) needWindow(id uint32, st *relayStream, need int64) {
 	c.mu.Lock()
 	c.grant(st, id, need-st.upWin, true)
-	c.grant(nil, 0, need-c.upConnWin, true)
 	c.mu.Unlock()
 }
 
@@ -678,7 +698,6 @@ func (c *relayConn) sendMessage(id uint32, st *relayStream, msg []byte) error {
 	grown := int64(size - len(body))
 	c.mu.Lock()
 	// The client will grant the added bytes back too.
-	c.connDebt += grown
 	st.debt += grown
 	c.mu.Unlock()
 	hdr := c.lens[:grpcMsgHeaderLen]
@@ -699,6 +718,7 @@ func (c *relayConn) sendMessage(id uint32, st *relayStream, msg []byte) error {
 // whose last message is incomplete, or one too large to hold.
 func (c *relayConn) release(id uint32, st *relayStream) error {
 	if st.p != nil {
+		st.p.memo = nil
 		patchers.Put(st.p)
 		st.p, st.m = nil, nil
 	}
@@ -715,8 +735,7 @@ func (c *relayConn) release(id uint32, st *relayStream) error {
 // sendData sends total bytes, the concatenation of segs, to the client on
 // stream id, in DATA frames within the client's windows and frame size,
 // waiting for the client's grants when it must; endStream ends the stream
-// with the last. Data of a stream that is over is dropped, its window
-// given back to the runtime.
+// with the last. Data of a stream that is over is dropped.
 func (c *relayConn) sendData(id uint32, segs [][]byte, total int, endStream bool) error {
 	cur := segCursor{segs: segs}
 	for first := true; first || total > 0; first = false {
@@ -725,9 +744,6 @@ func (c *relayConn) sendData(id uint32, segs [][]byte, total int, endStream bool
 			return err
 		}
 		if n < 0 {
-			c.mu.Lock()
-			c.grant(nil, 0, int64(total), false)
-			c.mu.Unlock()
 			return nil
 		}
 		if err := c.writeData(id, &cur, n, maxFrame, endStream && n == total); err != nil {

@@ -64,7 +64,7 @@ func TestRelayFlowControl(t *testing.T) {
 			errs := make(chan error, 64)
 			for w := range 4 {
 				wg.Go(func() {
-					for range 3 {
+					for range 5 {
 						resp, err := images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
 						if err != nil {
 							errs <- err
@@ -307,7 +307,7 @@ func readFrames(b []byte) ([]frameHeader, [][]byte, error) {
 }
 
 // relayResponse runs the response pump of a relay whose client opened
-// stream 1 for method, with windows as large as they go, over the
+// streams 1 and 3 for method, with windows as large as they go, over the
 // runtime's frames in up; it returns what the client got.
 func relayResponse(t *testing.T, m *pin.Matcher, method string, up []byte) (*pipeConn, error) {
 	t.Helper()
@@ -318,18 +318,21 @@ func relayResponse(t *testing.T, m *pin.Matcher, method string, up []byte) (*pip
 	c.connAvail = 1 << 40
 	c.clientMax = 1 << 20
 	c.clientMaxSeen.Store(1 << 20)
-	c.openStream(1, method)
-	c.streams[1].avail = 1 << 40
+	for _, id := range []uint32{1, 3} {
+		c.openStream(id, method)
+		c.streams[id].avail = 1 << 40
+	}
 	err := c.responses()
 	return down, err
 }
 
 // FuzzRelayResponse cuts a response into DATA frames as the fuzzer says,
-// some padded, and passes them through the relay's response pump: the
-// client must get, on stream 1, exactly what patchPinned makes of the
-// message (the message as it is when the patcher cannot read it), in
-// frames no larger than its frame size; and random frames must end in an
-// error or at the end of input, never a panic.
+// some padded, and passes them through the relay's response pump on
+// stream 1 and again on stream 3 (the second time through the relay's
+// verdict memo): the client must get, on each, exactly what patchPinned
+// makes of the message (the message as it is when the patcher cannot read
+// it), in frames no larger than its frame size; and random frames must
+// end in an error or at the end of input, never a panic.
 func FuzzRelayResponse(f *testing.F) {
 	for _, sr := range seedResponses(f) {
 		f.Add(sr.b, uint8(sr.kind), uint8(0), []byte{3, 0x85, 16, 1}, false) //nolint:gosec // G115: kinds are 0 to 2
@@ -346,6 +349,7 @@ func FuzzRelayResponse(f *testing.F) {
 		} else {
 			data := binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg))) //nolint:gosec // G115: fuzz input is small
 			data = append(data, msg...)
+			start := len(up)
 			for i := 0; len(data) > 0 || i == 0; i++ {
 				cut := byte(17)
 				if i < len(cuts) {
@@ -365,6 +369,14 @@ func FuzzRelayResponse(f *testing.F) {
 				up = append(up, payload...)
 				data = data[n:]
 			}
+			// The same frames on stream 3.
+			again := bytes.Clone(up[start:])
+			for off := 0; off < len(again); {
+				n := int(again[off])<<16 | int(again[off+1])<<8 | int(again[off+2])
+				again[off+8] = 3
+				off += frameHeaderLen + n
+			}
+			up = append(up, again...)
 		}
 		down, err := relayResponse(t, m, method, up)
 		if raw {
@@ -373,19 +385,21 @@ func FuzzRelayResponse(f *testing.F) {
 		require.ErrorIs(t, err, io.EOF)
 		hs, ps, err := down.writtenFrames()
 		require.NoError(t, err)
-		var got []byte
+		got := map[uint32][]byte{}
 		for i, h := range hs {
 			require.Equal(t, uint8(frameData), h.typ)
-			require.Equal(t, uint32(1), h.stream)
 			require.LessOrEqual(t, len(ps[i]), 1<<20)
-			got = append(got, ps[i]...)
+			got[h.stream] = append(got[h.stream], ps[i]...)
 		}
 		want, _, err := patchPinned(msg, k == kindStatus, m)
 		if err != nil || m == nil {
 			want = msg
 		}
 		wantMsg := binary.BigEndian.AppendUint32([]byte{0}, uint32(len(want))) //nolint:gosec // G115: small
-		require.Equal(t, append(wantMsg, want...), got)
+		wantMsg = append(wantMsg, want...)
+		require.Equal(t, wantMsg, got[1], "stream 1")
+		require.Equal(t, wantMsg, got[3], "stream 3, through the memo")
+		require.Len(t, got, 2)
 	})
 }
 

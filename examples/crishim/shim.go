@@ -301,10 +301,14 @@ func (s *shim) serve(ctx context.Context, lis net.Listener) error {
 
 	// Shutdown: no new calls (GOAWAY), and shutdownGrace for those open.
 	mu.Lock()
+	live := make([]*relayConn, 0, len(relays))
 	for rc := range relays {
-		rc.goAway()
+		live = append(live, rc)
 	}
 	mu.Unlock()
+	for _, rc := range live {
+		rc.goAway()
+	}
 	stopped := make(chan struct{})
 	go func() {
 		srv.GracefulStop()
