@@ -103,10 +103,14 @@ func frameName(typ uint8) string {
 	return fmt.Sprintf("type-%#x", typ)
 }
 
-// appendFrameHeader appends a frame header.
+// appendFrameHeader appends a frame header. length fits in 24 bits: no
+// frame the relay writes is larger than a peer's frame size, at most
+// 2^24-1 (RFC 9113 section 6.5.2).
 func appendFrameHeader(b []byte, length int, typ, flags uint8, stream uint32) []byte {
-	return append(b, byte(length>>16), byte(length>>8), byte(length), typ, flags,
-		byte(stream>>24), byte(stream>>16), byte(stream>>8), byte(stream))
+	l := uint32(length) & (1<<24 - 1) //nolint:gosec // G115: see above
+	b = binary.BigEndian.AppendUint32(b, l<<8|uint32(typ))
+	b = append(b, flags)
+	return binary.BigEndian.AppendUint32(b, stream)
 }
 
 // appendWindowUpdate appends a WINDOW_UPDATE frame.

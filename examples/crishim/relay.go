@@ -157,7 +157,9 @@ func (c *relayConn) run() error {
 	go func() { errc <- c.responses() }()
 	err := <-errc
 	c.close()
-	<-errc
+	if other := <-errc; err == nil {
+		err = other // the other side, ended by the close
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		return nil
 	}
