@@ -547,6 +547,9 @@ func (c *relayConn) responseData(fr *frameReader, h frameHeader) error {
 	end := h.flags&flagEndStream != 0
 	if st != nil && st.kind != relayPass && h.flags&flagPadded == 0 {
 		// Held: read straight into the message.
+		if st.held == nil {
+			st.held, c.spare = c.spare[:0], nil
+		}
 		n := len(st.held)
 		st.held = grow(st.held, int(h.length))
 		if _, err := io.ReadFull(c.upR, st.held[n:]); err != nil {

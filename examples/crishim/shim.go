@@ -309,11 +309,7 @@ func (s *shim) serve(ctx context.Context, lis net.Listener) error {
 	for _, rc := range live {
 		rc.goAway()
 	}
-	stopped := make(chan struct{})
-	go func() {
-		srv.GracefulStop()
-		close(stopped)
-	}()
+	stopped := stopGracefully(srv)
 	timer := time.NewTimer(shutdownGrace)
 	defer timer.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -355,6 +351,18 @@ func (s *shim) serve(ctx context.Context, lis net.Listener) error {
 	return nil
 }
 
+// stopGracefully starts srv.GracefulStop and returns a channel closed
+// once it returns: when the calls in flight have ended, or srv.Stop cut
+// them off.
+func stopGracefully(srv *grpc.Server) <-chan struct{} {
+	stopped := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(stopped)
+	}()
+	return stopped
+}
+
 // newGRPCServer returns the gRPC proxy's server.
 func (s *shim) newGRPCServer() *grpc.Server {
 	return grpc.NewServer(append([]grpc.ServerOption{
@@ -375,11 +383,7 @@ func (s *shim) serveGRPC(ctx context.Context, lis net.Listener) error {
 		return fmt.Errorf("serve on %s: %w", lis.Addr(), err)
 	case <-ctx.Done():
 	}
-	stopped := make(chan struct{})
-	go func() {
-		srv.GracefulStop()
-		close(stopped)
-	}()
+	stopped := stopGracefully(srv)
 	timer := time.NewTimer(shutdownGrace)
 	defer timer.Stop()
 	select {
