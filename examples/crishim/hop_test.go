@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,26 +130,16 @@ func TestHopTable(t *testing.T) {
 		size := proto.Size(&runtimeapi.ListImagesResponse{Images: benchImages(n)})
 		for _, hc := range hopCalls {
 			clients := make([]runtimeapi.ImageServiceClient, len(targets))
-			times := make([][]time.Duration, len(targets))
 			for i, tg := range targets {
 				clients[i] = runtimeapi.NewImageServiceClient(dial(t, tg.path))
 			}
 			ctx := testContext(t)
-			for r := -3; r < rounds; r++ { // three rounds of warm-up
-				for i, tg := range targets {
-					runtime.GC()
-					start := time.Now()
-					require.NoError(t, hc.call(ctx, clients[i], n, tg.wantPinned), tg.name)
-					if r >= 0 {
-						times[i] = append(times[i], time.Since(start))
-					}
+			med := medians(t, rounds, len(targets), func(i int) error {
+				if err := hc.call(ctx, clients[i], n, targets[i].wantPinned); err != nil {
+					return fmt.Errorf("%s: %w", targets[i].name, err)
 				}
-			}
-			med := make([]time.Duration, len(targets))
-			for i := range times {
-				slices.Sort(times[i])
-				med[i] = times[i][len(times[i])/2]
-			}
+				return nil
+			})
 			respSize := size
 			if hc.name == "ImageStatus" {
 				respSize = proto.Size(&runtimeapi.ImageStatusResponse{Image: benchImages(1)[0]})
@@ -229,31 +217,15 @@ func TestHopTuning(t *testing.T) {
 		clients = append(clients, runtimeapi.NewImageServiceClient(dial(t, startShimTuned(t, runtimePath, fixed(nil), v.tuning))))
 	}
 	ctx := testContext(t)
-	times := make([][]time.Duration, len(clients))
-	for r := -3; r < rounds; r++ {
-		for i, c := range clients {
-			runtime.GC()
-			start := time.Now()
-			require.NoError(t, hopCalls[0].call(ctx, c, n, false))
-			if r >= 0 {
-				times[i] = append(times[i], time.Since(start))
-			}
-		}
-	}
+	med := medians(t, rounds, len(clients), func(i int) error { return hopCalls[0].call(ctx, clients[i], n, false) })
 	var table strings.Builder
 	fmt.Fprintf(&table, "\nListImages, %d images, bare pass-through:\n| transport | median | / direct |\n|---|---|---|\n", n)
-	for i := range times {
-		slices.Sort(times[i])
-	}
-	direct := times[0][len(times[0])/2]
 	names := []string{"direct"}
 	for _, v := range variants {
 		names = append(names, v.name)
 	}
-	for i, ts := range times {
-		name := names[i]
-		med := ts[len(ts)/2]
-		fmt.Fprintf(&table, "| %s | %v | %.2f× |\n", name, med.Round(time.Microsecond), float64(med)/float64(direct))
+	for i, d := range med {
+		fmt.Fprintf(&table, "| %s | %v | %.2f× |\n", names[i], d.Round(time.Microsecond), float64(d)/float64(med[0]))
 	}
 	t.Log(table.String())
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -149,12 +150,17 @@ func hopRow(table *strings.Builder, call string, n int, med []time.Duration, uni
 }
 
 // medians calls call(i) for each of k targets in turn, rounds times after
-// two rounds of warm-up, and returns the median time of each.
+// three rounds of warm-up, and returns the median time of each. Each round
+// starts at the next target, so that none always follows the same one
+// (they share the runtime, which may still be busy with the call before),
+// and each call starts after a garbage collection.
 func medians(t *testing.T, rounds, k int, call func(i int) error) []time.Duration {
 	t.Helper()
 	times := make([][]time.Duration, k)
-	for r := -2; r < rounds; r++ {
-		for i := range k {
+	for r := -3; r < rounds; r++ {
+		for j := range k {
+			i := (j + r + 3) % k
+			runtime.GC()
 			start := time.Now()
 			require.NoError(t, call(i), "target %d", i)
 			if r >= 0 {
