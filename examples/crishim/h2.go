@@ -18,6 +18,7 @@ const (
 	frameHeaders      = 0x1
 	frameRSTStream    = 0x3
 	frameSettings     = 0x4
+	framePushPromise  = 0x5
 	frameGoAway       = 0x7
 	frameWindowUpdate = 0x8
 	frameContinuation = 0x9
@@ -27,7 +28,7 @@ const (
 const (
 	flagEndStream  = 0x1 // DATA, HEADERS
 	flagAck        = 0x1 // SETTINGS, PING
-	flagEndHeaders = 0x4 // HEADERS, CONTINUATION
+	flagEndHeaders = 0x4 // HEADERS, PUSH_PROMISE, CONTINUATION
 	flagPadded     = 0x8 // DATA, HEADERS
 	flagPriority   = 0x20
 )

@@ -97,9 +97,14 @@ type relayConn struct {
 	down, up net.Conn
 	upMu     sync.Mutex // upW: written by both pumps
 	upW      *bufio.Writer
-	downMu   sync.Mutex // downW: the response pump, and goAway
-	downW    *bufio.Writer
-	upR      *bufio.Reader
+	// upInBlock and downInBlock are true while a header block is being
+	// passed on, which no other frame may interrupt (RFC 9113 section
+	// 6.10): the relay's own frames wait. Guarded by upMu and downMu.
+	upInBlock   bool
+	downMu      sync.Mutex // downW: the response pump, and goAway
+	downW       *bufio.Writer
+	downInBlock bool
+	upR         *bufio.Reader
 	// decoderMax is the runtime's SETTINGS_HEADER_TABLE_SIZE, which bounds
 	// the client's HPACK table.
 	decoderMax atomic.Uint32
@@ -125,7 +130,9 @@ type relayConn struct {
 	lens    [grpcMsgHeaderLen + maxSplices*10]byte
 	scratch []byte
 	spare   []byte // a held buffer to reuse for the next message
-	memo    *verdictMemo
+	// Scratch of writeCredits, under upMu.
+	creditBuf []byte
+	memo      *verdictMemo
 }
 
 // newRelayConn pairs a client connection with a runtime connection.
@@ -189,12 +196,16 @@ func (c *relayConn) goAway() {
 	b = binary.BigEndian.AppendUint32(b, maxWindow)
 	b = binary.BigEndian.AppendUint32(b, 0) // NO_ERROR
 	// A relay busy writing to a client that does not read would hold up
-	// the shutdown: that client gets no GOAWAY, only the end of the
-	// connection once the grace period is over.
+	// the shutdown, and a header block may not be interrupted: that client
+	// gets no GOAWAY, only the end of the connection once the grace period
+	// is over.
 	if !c.downMu.TryLock() {
 		return
 	}
 	defer c.downMu.Unlock()
+	if c.downInBlock {
+		return
+	}
 	_ = c.down.SetWriteDeadline(time.Now().Add(time.Second))
 	defer func() { _ = c.down.SetWriteDeadline(time.Time{}) }()
 	if _, err := c.downW.Write(b); err == nil {
@@ -209,17 +220,44 @@ func (c *relayConn) openStreams() int {
 	return len(c.streams)
 }
 
-// writeUp writes frame bytes to the runtime; flush sends them.
-func (c *relayConn) writeUp(b []byte, flush bool) error {
+// writeUp writes the client's frame bytes to the runtime; open says
+// whether a header block is still open after them. Once none is, the
+// window the relay grants goes out too. flush sends it all.
+func (c *relayConn) writeUp(b []byte, open, flush bool) error {
 	c.upMu.Lock()
 	defer c.upMu.Unlock()
 	if _, err := c.upW.Write(b); err != nil {
 		return err
 	}
+	c.upInBlock = open
+	if !open {
+		if err := c.writeCredits(); err != nil {
+			return err
+		}
+	}
 	if flush {
 		return c.upW.Flush()
 	}
 	return nil
+}
+
+// writeCredits writes the window the relay grants the runtime, as
+// WINDOW_UPDATE frames. Called with upMu held, outside a header block.
+func (c *relayConn) writeCredits() error {
+	c.mu.Lock()
+	if len(c.credit) == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	b := c.creditBuf[:0]
+	for id, n := range c.credit {
+		b = appendWindowUpdate(b, id, uint32(n)) //nolint:gosec // G115: grant keeps windows under 2^31
+	}
+	clear(c.credit)
+	c.mu.Unlock()
+	c.creditBuf = b
+	_, err := c.upW.Write(b)
+	return err
 }
 
 // requests copies the client's frames to the runtime, noting the methods
@@ -233,7 +271,7 @@ func (c *relayConn) requests() error {
 	if string(preface[:]) != clientPreface {
 		return fmt.Errorf("%w: the client did not start with the HTTP/2 preface", errH2)
 	}
-	if err := c.writeUp(preface[:], false); err != nil {
+	if err := c.writeUp(preface[:], false, false); err != nil {
 		return err
 	}
 	fr := &frameReader{r: r}
@@ -317,7 +355,7 @@ func (c *relayConn) requests() error {
 			out = appendWindowUpdate(out, 0, relayConnWindow-defaultWindow)
 			first = false
 		}
-		if err := c.writeUp(out, r.Buffered() == 0); err != nil {
+		if err := c.writeUp(out, inBlock, r.Buffered() == 0); err != nil {
 			return err
 		}
 	}
@@ -505,6 +543,10 @@ func (c *relayConn) forward(h frameHeader, p []byte) error {
 	appendFrameHeader(hdr[:0], int(h.length), h.typ, h.flags, h.stream)
 	c.downMu.Lock()
 	defer c.downMu.Unlock()
+	switch h.typ {
+	case frameHeaders, framePushPromise, frameContinuation:
+		c.downInBlock = h.flags&flagEndHeaders == 0
+	}
 	if _, err := c.downW.Write(hdr[:]); err != nil {
 		return err
 	}
@@ -521,18 +563,15 @@ func (c *relayConn) flush() error {
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	if len(c.credit) == 0 {
-		c.mu.Unlock()
-		return nil
+	c.upMu.Lock()
+	defer c.upMu.Unlock()
+	if c.upInBlock {
+		return nil // the request pump writes them once the block ends
 	}
-	var b []byte
-	for id, n := range c.credit {
-		b = appendWindowUpdate(b, id, uint32(n)) //nolint:gosec // G115: grant keeps windows under 2^31
+	if err := c.writeCredits(); err != nil {
+		return err
 	}
-	clear(c.credit)
-	c.mu.Unlock()
-	return c.writeUp(b, true)
+	return c.upW.Flush()
 }
 
 // responseData passes on, or holds, a DATA frame from the runtime.
