@@ -45,7 +45,9 @@ import (
 //     client's window, since the client cannot grant window for bytes it
 //     has not seen, so the relay grants the runtime the window for the
 //     rest of the message (as grpc-go's receiver does once it reads a
-//     message's length) and keeps back as much of the client's later
+//     message's length: grpc-go v1.79.3, internal/transport/transport.go
+//     calls requestRead with it, and flowcontrol.go, inFlow.maybeAdjust,
+//     grants the whole message) and keeps back as much of the client's later
 //     grants on that stream, which pay that debt; the debt ends with the
 //     stream;
 //   - the client never receives more than it granted: the relay keeps
