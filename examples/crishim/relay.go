@@ -60,6 +60,10 @@ const (
 	// grants it again as it reads, so it only needs to cover what is on
 	// the way.
 	relayConnWindow = 16 << 20
+	// maxHeaderBlock bounds a request's header block, as grpc-go's server
+	// bounds its header list by default (grpc-go v1.79.3,
+	// internal/transport/defaults.go, defaultServerMaxHeaderListSize).
+	maxHeaderBlock  = 16 << 20
 	relayBufferSize = 256 << 10
 	// DATA up to relayCopyMax bytes is copied into the write buffer;
 	// more is written from where it is, with writev.
@@ -317,6 +321,11 @@ func (c *relayConn) requests() error {
 					return err
 				}
 				block, blockStream = block[:0], h.stream
+			}
+			if len(block)+len(frag) > maxHeaderBlock {
+				// A flood of CONTINUATION frames (CVE-2023-45288) is not
+				// held in memory.
+				return fmt.Errorf("%w: header block on stream %d over %d bytes", errH2, blockStream, maxHeaderBlock)
 			}
 			block = append(block, frag...)
 			inBlock = h.flags&flagEndHeaders == 0

@@ -270,3 +270,21 @@ func TestRelayScriptedRuntime(t *testing.T) {
 		assert.Equal(t, codes.Unimplemented, status.Code(err), "%v", err)
 	}
 }
+
+// TestRelayContinuationFlood sends a header block that never ends: the
+// relay gives up on the connection at 16 MiB rather than hold it all.
+func TestRelayContinuationFlood(t *testing.T) {
+	t.Parallel()
+	var in []byte
+	in = appendFrameHeader(in, 0, frameHeaders, 0, 1)
+	chunk := make([]byte, defaultMaxFrame)
+	for range maxHeaderBlock/defaultMaxFrame + 1 {
+		in = appendFrameHeader(in, len(chunk), frameContinuation, 0, 1)
+		in = append(in, chunk...)
+	}
+	s := newWaitingShim(nil, fixed(nil), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c := s.newRelayConn(&pipeConn{r: io.MultiReader(strings.NewReader(clientPreface), bytes.NewReader(in))}, &pipeConn{r: bytes.NewReader(nil)})
+	err := c.requests()
+	require.ErrorIs(t, err, errH2)
+	assert.Contains(t, err.Error(), "header block on stream 1 over 16777216 bytes")
+}
