@@ -67,10 +67,17 @@ type frameReader struct {
 	r   *bufio.Reader
 	hdr [frameHeaderLen]byte
 	buf []byte
+	// peeked is how many bytes of r's buffer the last payload returned in
+	// place: they are consumed at the next header.
+	peeked int
 }
 
 // header reads the next frame's header.
 func (fr *frameReader) header() (frameHeader, error) {
+	if fr.peeked > 0 {
+		_, _ = fr.r.Discard(fr.peeked) // buffered already: cannot fail
+		fr.peeked = 0
+	}
 	if _, err := io.ReadFull(fr.r, fr.hdr[:]); err != nil {
 		return frameHeader{}, err
 	}
@@ -82,13 +89,32 @@ func (fr *frameReader) header() (frameHeader, error) {
 	}, nil
 }
 
-// payload reads the payload of the frame h into the reader's buffer,
-// valid until the next call.
+// buffered returns how many bytes past the last frame are buffered: none
+// means the next header will wait for the peer.
+func (fr *frameReader) buffered() int {
+	return fr.r.Buffered() - fr.peeked
+}
+
+// payload reads the payload of the frame h, valid until the next call of
+// header: in place in the reader's buffer when it fits there, else in a
+// buffer of its own.
 func (fr *frameReader) payload(h frameHeader) ([]byte, error) {
-	if cap(fr.buf) < int(h.length) {
-		fr.buf = make([]byte, h.length)
+	n := int(h.length)
+	if n <= fr.r.Size() {
+		p, err := fr.r.Peek(n)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("%s frame of %d bytes on stream %d: %w", frameName(h.typ), h.length, h.stream, err)
+		}
+		fr.peeked = n
+		return p, nil
 	}
-	p := fr.buf[:h.length]
+	if cap(fr.buf) < n {
+		fr.buf = make([]byte, n)
+	}
+	p := fr.buf[:n]
 	if _, err := io.ReadFull(fr.r, p); err != nil {
 		return nil, fmt.Errorf("%s frame of %d bytes on stream %d: %w", frameName(h.typ), h.length, h.stream, err)
 	}

@@ -366,7 +366,7 @@ func (c *relayConn) requests() error {
 			out = appendWindowUpdate(out, 0, relayConnWindow-defaultWindow)
 			first = false
 		}
-		if err := c.writeUp(out, inBlock, r.Buffered() == 0); err != nil {
+		if err := c.writeUp(out, inBlock, fr.buffered() == 0); err != nil {
 			return err
 		}
 	}
@@ -506,7 +506,7 @@ func (c *relayConn) responses() error {
 		if err != nil {
 			return err
 		}
-		if c.upR.Buffered() == 0 {
+		if fr.buffered() == 0 {
 			if err := c.flush(); err != nil {
 				return err
 			}
