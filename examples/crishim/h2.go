@@ -89,6 +89,18 @@ func (fr *frameReader) header() (frameHeader, error) {
 	}, nil
 }
 
+// headerWithin reads the next frame's header, and fails a frame larger
+// than limit, the receiver's largest SETTINGS_MAX_FRAME_SIZE; from names
+// the sender for the error.
+func (fr *frameReader) headerWithin(limit uint32, from string) (frameHeader, error) {
+	h, err := fr.header()
+	if err == nil && h.length > limit {
+		err = fmt.Errorf("%w: %s frame of %d bytes on stream %d from the %s, over the peer's frame size %d",
+			errH2, frameName(h.typ), h.length, h.stream, from, limit)
+	}
+	return h, err
+}
+
 // buffered returns how many bytes past the last frame are buffered: none
 // means the next header will wait for the peer.
 func (fr *frameReader) buffered() int {

@@ -295,11 +295,8 @@ func (c *relayConn) requests() error {
 		}
 	})
 	for {
-		h, err := fr.header()
+		h, err := fr.headerWithin(c.runtimeMax.Load(), "client")
 		if err != nil {
-			return err
-		}
-		if err := checkFrameSize(h, c.runtimeMax.Load(), "client"); err != nil {
 			return err
 		}
 		p, err := fr.payload(h)
@@ -370,16 +367,6 @@ func (c *relayConn) requests() error {
 			return err
 		}
 	}
-}
-
-// checkFrameSize fails a frame larger than the receiver's largest
-// SETTINGS_MAX_FRAME_SIZE.
-func checkFrameSize(h frameHeader, limit uint32, from string) error {
-	if h.length > limit {
-		return fmt.Errorf("%w: %s frame of %d bytes on stream %d from the %s, over the peer's frame size %d",
-			errH2, frameName(h.typ), h.length, h.stream, from, limit)
-	}
-	return nil
 }
 
 // openStream records a stream the client opened with a request for path.
@@ -488,11 +475,8 @@ func (c *relayConn) grant(st *relayStream, id uint32, n int64, debt bool) {
 func (c *relayConn) responses() error {
 	fr := &frameReader{r: c.upR}
 	for {
-		h, err := fr.header()
+		h, err := fr.headerWithin(c.clientMaxSeen.Load(), "runtime")
 		if err != nil {
-			return err
-		}
-		if err := checkFrameSize(h, c.clientMaxSeen.Load(), "runtime"); err != nil {
 			return err
 		}
 		if h.typ == frameData {
