@@ -1,6 +1,7 @@
 package pin
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,41 +9,65 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestHasUpper(t *testing.T) {
-	t.Parallel()
-	naive := func(s string) bool {
-		for i := 0; i < len(s); i++ {
-			if 'A' <= s[i] && s[i] <= 'Z' {
-				return true
-			}
+// naiveScanDomain is scanDomain one byte at a time.
+func naiveScanDomain(s string) (slash int, upper, dotOrColon bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '/':
+			return i, upper, dotOrColon
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		case c == '.' || c == ':':
+			dotOrColon = true
 		}
-		return false
 	}
+	return -1, upper, dotOrColon
+}
+
+func TestScanDomain(t *testing.T) {
+	t.Parallel()
 	tests := []string{
-		"", "a", "A", "registry.k8s.io", "registry.K8s.io", "registry.k8s.iO", "@[`{", "\xc1\xda\x80\xff",
-		"abcdefgZ", "Zbcdefgh", "abcdefghZ", "\xc1bcdefgh", "0123456789:.-_", "localhost:5000", "LOCALHOST",
+		"", "a", "A", "/", ".", ":", "/A", "/.", "A/", "./", "registry.k8s.io", "registry.K8s.io",
+		"registry.k8s.iO", "@[`{", "\xc1\xda\x80\xff", "abcdefgZ", "Zbcdefgh", "abcdefghZ", "\xc1bcdefgh",
+		"0123456789:.-_", "localhost:5000/a", "LOCALHOST/a", "localhost/a", "library/pause", "docker.io/library/x",
+		"registry.example.com/team1/app:1.0", "abcdefg/.", "abcdefgh/.", "abcdefghijklmno/", "abcdefghijklmnop/",
+		"a/./:/B", "-/.", ".......//////", "\x00/.", "\x2e\x2f\x2f\x2e",
 	}
 	for c := 0; c < 256; c++ { // every byte at every position of a word and a tail
 		for _, pos := range []int{0, 3, 7, 8, 10} {
 			b := []byte("abcdefghijk")
 			b[pos] = byte(c)
 			tests = append(tests, string(b))
+			b = []byte("abcdefghijk")
+			b[pos] = '/'
+			for _, after := range []int{1, 2, 7} { // bytes after the '/' do not count
+				if pos+after < len(b) {
+					b2 := slices.Clone(b)
+					b2[pos+after] = byte(c)
+					tests = append(tests, string(b2))
+				}
+			}
+			if pos > 0 { // and bytes before it do
+				b2 := slices.Clone(b)
+				b2[pos-1] = byte(c)
+				tests = append(tests, string(b2))
+			}
 		}
 	}
 	for _, s := range tests {
-		assert.Equal(t, naive(s), hasUpper(s), "%q", s)
+		slash, upper, dc := scanDomain(s)
+		wSlash, wUpper, wDC := naiveScanDomain(s)
+		assert.Equal(t, []any{wSlash, wUpper, wDC}, []any{slash, upper, dc}, "%q", s)
 	}
 }
 
-func FuzzHasUpper(f *testing.F) {
-	f.Add("registry.K8s.io")
+func FuzzScanDomain(f *testing.F) {
+	f.Add("registry.K8s.io/pause")
 	f.Fuzz(func(t *testing.T, s string) {
-		want := false
-		for i := 0; i < len(s); i++ {
-			want = want || ('A' <= s[i] && s[i] <= 'Z')
-		}
-		if hasUpper(s) != want {
-			t.Fatalf("hasUpper(%q) = %v", s, !want)
+		slash, upper, dc := scanDomain(s)
+		wSlash, wUpper, wDC := naiveScanDomain(s)
+		if slash != wSlash || upper != wUpper || dc != wDC {
+			t.Fatalf("scanDomain(%q) = %d, %v, %v; want %d, %v, %v", s, slash, upper, dc, wSlash, wUpper, wDC)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package pin
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -94,6 +95,29 @@ func checkCanonical(t *testing.T, m *Matcher, name string) {
 	}
 }
 
+// checkImage checks IsPinnedImage against IsPinned of each name, on images
+// whose tag and repo digest share a repository name, as runtimes list them:
+// the case where a digest's name is taken from the tag's.
+func checkImage(t *testing.T, m *Matcher, name string) {
+	t.Helper()
+	end, _ := splitName(name, strings.IndexByte(name, '@'))
+	base := name[:end]
+	for _, img := range []image{
+		{tags: []string{name}, digests: []string{base + "@sha256:" + hexA}},
+		{tags: []string{base + ":1"}, digests: []string{name}},
+		{tags: []string{name}, digests: []string{name, base + "@" + name}},
+		{tags: []string{base}, digests: []string{base + "@", name + "@sha256:" + hexA}},
+	} {
+		want := false
+		for _, n := range append(slices.Clone(img.tags), img.digests...) {
+			want = want || m.IsPinned(n)
+		}
+		if got := m.IsPinnedImage(img); got != want {
+			t.Fatalf("IsPinnedImage(%+v) = %v, but IsPinned of its names says %v", img, got, want)
+		}
+	}
+}
+
 func FuzzIsPinned(f *testing.F) {
 	m, err := Compile(benchPatterns(50))
 	if err != nil {
@@ -106,6 +130,7 @@ func FuzzIsPinned(f *testing.F) {
 	f.Add("REGISTRY7.example.org/x:1")
 	f.Fuzz(func(t *testing.T, name string) {
 		checkCanonical(t, m, name)
+		checkImage(t, m, name)
 	})
 }
 

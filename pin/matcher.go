@@ -1,6 +1,7 @@
 package pin
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -199,7 +200,19 @@ func (m *Matcher) find(s string, memo *nameMemo) int {
 	if len(s) > reference.MaxInputLength {
 		return noRule // no reference is that long; do not hash or scan it
 	}
-	at := strings.IndexByte(s, '@')
+	if memo == nil {
+		memo = &nameMemo{}
+	}
+	// An image's repo digests usually spell the name of its tags: then the
+	// '@' follows that name, which holds none (it ends before any), and
+	// needs no search.
+	var at int
+	known := memo.set && len(s) > len(memo.name) && s[len(memo.name)] == '@' && s[:len(memo.name)] == memo.name
+	if known {
+		at = len(memo.name)
+	} else {
+		at = strings.IndexByte(s, '@')
+	}
 	// Keys are identities: "name:tag" for tag rules, "name@digest" for
 	// digest rules, so only one kind can hold s.
 	if (at < 0 && m.tagKeys) || (at >= 0 && m.digestKeys) {
@@ -222,14 +235,16 @@ func (m *Matcher) find(s string, memo *nameMemo) int {
 	}
 	end, identityForm := splitName(s, at)
 	name := s[:end]
-	if memo == nil {
-		memo = &nameMemo{}
-	}
-	if !memo.set || memo.name != name {
-		*memo = nameMemo{name: name, canonical: m.canonicalName(name), rule: noRule, set: true}
-		if memo.canonical && (len(m.globsByDomain) > 0 || len(m.domainGlobs) > 0 || len(m.keywords) > 0) {
-			memo.rule = m.findAffix(name)
+	// A known name is the memo's when nothing follows it but the digest.
+	if (!known || end != at) && (!memo.set || memo.name != name) {
+		canonical, slash := m.canonicalName(name)
+		rule := noRule
+		if canonical && (len(m.globsByDomain) > 0 || len(m.domainGlobs) > 0 || len(m.keywords) > 0) {
+			rule = m.findAffix(name, slash)
 		}
+		// Field by field: a composite literal is built on the stack and
+		// copied with wide loads that stall on its narrow stores.
+		memo.name, memo.canonical, memo.rule, memo.set = name, canonical, rule, true
 	}
 	if !memo.canonical || !identityForm {
 		return m.findParsed(s)
@@ -285,17 +300,18 @@ func (m *Matcher) findParsed(s string) int {
 		}
 	}
 	// The identity starts with the name, its domain in lower case.
-	return m.findAffix(id[:len(ref.Name())])
+	name := id[:len(ref.Name())]
+	return m.findAffix(name, strings.IndexByte(name, '/'))
 }
 
 // findAffix matches a canonical name against globs and keywords. The
 // name's domain is lower case, and a valid path is too, so keywords (lower
-// case) need no folding.
-func (m *Matcher) findAffix(name string) int {
+// case) need no folding. slash is the index of the first '/' in name, or -1.
+func (m *Matcher) findAffix(name string, slash int) int {
 	// Globs whose prefix holds a whole domain are filed under it: one lookup
 	// finds the few that can apply.
 	// The Bloom filter of their domains spares most names the lookup.
-	if slash := strings.IndexByte(name, '/'); slash > 0 && m.globDomains&domainBloom(name[:slash]) != 0 {
+	if slash > 0 && m.globDomains&domainBloom(name[:slash]) != 0 {
 		for _, g := range m.globsOf(name[:slash]) {
 			if strings.HasPrefix(name, g.s) {
 				return g.rule
@@ -436,36 +452,33 @@ func pairBloom(s string) uint64 {
 
 // canonicalName reports whether name, if valid at all, is a canonical
 // repository name: a lower-case domain that is not a Docker Hub alias,
-// "library/" where Docker Hub needs it, and no registry alias to apply. It
-// only looks, it does not validate: callers confirm wildcard matches with a
-// parse.
-func (m *Matcher) canonicalName(name string) bool {
-	slash := strings.IndexByte(name, '/')
+// "library/" where Docker Hub needs it, and no registry alias to apply, and
+// where its first '/' is (-1 if it has none). It only looks, it does not
+// validate: callers confirm wildcard matches with a parse.
+func (m *Matcher) canonicalName(name string) (canonical bool, slash int) {
+	slash, upper, dotOrColon := scanDomain(name)
 	if slash <= 0 {
-		return false // familiar, or not a name
+		return false, slash // familiar, or not a name
 	}
 	domain := name[:slash]
-	if hasUpper(domain) {
-		return false
-	}
-	if strings.IndexByte(domain, '.') < 0 && strings.IndexByte(domain, ':') < 0 && domain != "localhost" {
-		return false
+	if upper || !dotOrColon && domain != "localhost" {
+		return false, slash
 	}
 	if m.special&domainBloom(domain) == 0 {
-		return true // not Docker Hub's, not an alias's
+		return true, slash // not Docker Hub's, not an alias's
 	}
 	switch domain {
 	case "docker.io":
-		return strings.IndexByte(name[slash+1:], '/') >= 0 // else "library/" is missing
+		return strings.IndexByte(name[slash+1:], '/') >= 0, slash // else "library/" is missing
 	case "index.docker.io", "registry-1.docker.io":
-		return false
+		return false, slash
 	}
 	for _, d := range m.aliasDomains {
 		if d == domain {
-			return !m.aliases.Rewrites(name)
+			return !m.aliases.Rewrites(name), slash
 		}
 	}
-	return true
+	return true, slash
 }
 
 // domainBloom returns a one-bit Bloom filter key of a non-empty domain, from
@@ -484,33 +497,51 @@ func keyBloom(s string) uint64 {
 	return 1 << ((uint(len(s))*31 + uint(s[len(s)-1])*7 + uint(s[len(s)/2])) & 63)
 }
 
-// hasUpper reports whether s holds an ASCII upper-case letter, eight bytes
-// at a time.
-func hasUpper(s string) bool {
+// scanDomain looks at s up to its first '/', eight bytes at a time: it
+// returns that index (-1 if s has no '/'), and whether the bytes before it
+// hold an ASCII upper-case letter, and a '.' or a ':'. These are what tell a
+// domain from a Docker Hub path component, in one pass.
+func scanDomain(s string) (slash int, upper, dotOrColon bool) {
 	const (
 		ones = 0x0101010101010101
 		high = 0x8080808080808080
 	)
-	for len(s) >= 8 {
-		x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	var up, dc uint64 // high bits of the bytes seen so far, as below
+	for off := 0; off < len(s); off += 8 {
+		var x uint64
+		if w := s[off:]; len(w) >= 8 {
+			w = w[:8] // one bounds check for the eight loads, which combine
+			x = uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		} else {
+			for i := len(w) - 1; i >= 0; i-- { // zero padding: no byte looked for is 0
+				x = x<<8 | uint64(w[i])
+			}
+		}
 		// Per byte, on its low seven bits (no carry crosses bytes): the
 		// high bit of geA is set from 'A' up, of gtZ above 'Z'; bytes with
 		// their own high bit set are not ASCII.
 		low := x &^ high
 		geA := low + (0x80-'A')*ones
 		gtZ := low + (0x80-'Z'-1)*ones
-		if geA&^gtZ&^x&high != 0 {
-			return true
+		u := geA &^ gtZ &^ x
+		// (v-ones)&^v has the high bit set of each byte of v that is zero,
+		// and maybe of bytes above one that is: borrows only run upwards,
+		// so its lowest set bit is exact, and so is whether any byte below
+		// a limit is zero.
+		d, c, sl := x^('.'*ones), x^(':'*ones), x^('/'*ones)
+		dc1 := (d-ones)&^d | (c-ones)&^c
+		if sl = (sl - ones) &^ sl & high; sl != 0 {
+			b := bits.TrailingZeros64(sl) &^ 7 // the '/' byte's first bit
+			keep := uint64(1)<<b - 1
+			up |= u & keep
+			dc |= dc1 & keep
+			return off + b/8, up&high != 0, dc&high != 0
 		}
-		s = s[8:]
+		up |= u
+		dc |= dc1
 	}
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			return true
-		}
-	}
-	return false
+	return -1, up&high != 0, dc&high != 0
 }
 
 // Join returns a Matcher that pins what any of ms pins, trying them in
