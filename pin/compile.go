@@ -284,7 +284,9 @@ func (c *compiler) globPrefixes(inner string) (canon, plain string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %w", ErrInvalidPattern, err)
 	}
-	return canonComplete + "/" + partial, plainComplete + "/" + partial, nil
+	// Names are matched in lower case (findAffix); NormalizePrefix folds a
+	// domain such as "AB" to upper case so that it reads back as a domain.
+	return strings.ToLower(canonComplete) + "/" + partial, strings.ToLower(plainComplete) + "/" + partial, nil
 }
 
 // nameByte reports whether c may appear in the last, partial component of

@@ -299,8 +299,10 @@ func (m *Matcher) findParsed(s string) int {
 			return r
 		}
 	}
-	// The identity starts with the name, its domain in lower case.
-	name := id[:len(ref.Name())]
+	// The identity starts with the name, its domain's case folded; globs
+	// and keywords compare in lower case (a domain folded to upper case,
+	// such as "AB", is the only part that has any).
+	name := strings.ToLower(id[:len(ref.Name())])
 	return m.findAffix(name, strings.IndexByte(name, '/'))
 }
 

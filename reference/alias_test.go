@@ -154,7 +154,9 @@ func TestNormalizePrefix(t *testing.T) {
 		{in: ""},
 		{in: "a.io/"},
 		{in: "a.io/B"},
-		{in: "Upper", want: "upper"}, // an uppercase first component is a domain
+		{in: "Upper", want: "UPPER"},   // a domain only for its uppercase letters: "upper" is a namespace
+		{in: "Up/per", want: "UP/per"}, // the same, with a path
+		{in: "LocalHost", want: "localhost"},
 		{in: "a__"},
 	}
 	for _, tt := range tests {
@@ -168,6 +170,9 @@ func TestNormalizePrefix(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got, "NormalizePrefix(%q)", tt.in)
+			again, err := n.NormalizePrefix(got)
+			require.NoError(t, err)
+			assert.Equal(t, got, again, "NormalizePrefix(%q) does not read back", got)
 		})
 	}
 }

@@ -42,9 +42,18 @@ func FuzzParse(f *testing.F) {
 			if err != nil || again != r {
 				t.Fatalf("Parse(Parse(%q).String() = %q) = %q, %v", s, r, again, err)
 			}
-			fam, err := Parse(r.Familiar())
-			if err != nil || !fam.Equal(r) {
-				t.Fatalf("Parse(%q.Familiar() = %q) = %q, %v", r, r.Familiar(), fam, err)
+			// Every name handed out parses back to the same image, with the
+			// same identity (what pin keys on).
+			for _, form := range []string{r.String(), r.Familiar(), r.Identity()} {
+				back, err := Parse(form)
+				if err != nil || back.Identity() != r.Identity() {
+					t.Fatalf("Parse(%q), a form of Parse(%q) = %q: identity %q, %v; want %q", form, s, r, back.Identity(), err, r.Identity())
+				}
+			}
+			if p, err := NewNormalizer(DefaultAliases()).NormalizePrefix(r.Name()); err == nil {
+				if again, err := NewNormalizer(DefaultAliases()).NormalizePrefix(p); err != nil || again != p {
+					t.Fatalf("NormalizePrefix(%q) = %q, which reads back as %q, %v", r.Name(), p, again, err)
+				}
 			}
 			if !Equal(s, s) {
 				t.Fatalf("Equal(%q, %q) = false", s, s)

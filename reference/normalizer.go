@@ -64,7 +64,9 @@ func (n *Normalizer) Equal(a, b string) bool {
 // NormalizePrefix returns the canonical form of a repository prefix: a
 // domain with optional path components ("k8s.gcr.io", "docker.io/library"),
 // or path components alone, which name a Docker Hub namespace ("library",
-// "myuser"). The domain is put in lower case, Docker Hub is spelled
+// "myuser"). The domain's case is folded as in [Ref.Identity] (lower case,
+// but upper case for a domain such as "AB" that reads as one only for its
+// uppercase letters), so that the result reads back as the same prefix; Docker Hub is spelled
 // docker.io and n's aliases apply, so under the default aliases
 // NormalizePrefix("k8s.gcr.io") == "registry.k8s.io". Unlike [Normalizer.Parse],
 // a single component that is not a domain gets no "library/".
@@ -88,6 +90,12 @@ func (n *Normalizer) NormalizePrefix(s string) (string, error) {
 			r := a.rules[i]
 			p = prefix{domain: r.to.domain, path: rewrite(p.path, r.from, r.to)}
 		}
+	}
+	if !looksLikeDomain(p.domain) {
+		// parsePrefix put it in lower case, where it would read as a Docker
+		// Hub namespace; no alias rule has such a domain (NewAliases
+		// refuses them), so none applied.
+		p.domain = strings.ToUpper(p.domain)
 	}
 	return p.String(), nil
 }

@@ -138,6 +138,11 @@ func TestRefEqualAndIdentity(t *testing.T) {
 		{name: "other tag", a: "pause:3.9", b: "pause:3.10", want: false},
 		{name: "lookalike domain", a: "k8s.gcr.io.evil.com/pause:3.9", b: "registry.k8s.io/pause:3.9", want: false},
 		{name: "bad input", a: "pause:", b: "pause:", want: false},
+		// A first component that is a domain only for its uppercase letters
+		// is not the Docker Hub namespace of the same letters in lower case.
+		{name: "dotless upper domain", a: "A0000000/0", b: "a0000000/0:latest", want: false},
+		{name: "dotless upper domain case", a: "Ab/x", b: "aB/x:latest", want: true},
+		{name: "LOCALHOST", a: "LOCALHOST/x", b: "localhost/x", want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,6 +153,12 @@ func TestRefEqualAndIdentity(t *testing.T) {
 			rb, errb := Parse(tt.b)
 			if erra == nil && errb == nil {
 				assert.Equal(t, tt.want, ra.Identity() == rb.Identity(), "Identity %q vs %q", ra.Identity(), rb.Identity())
+				for _, r := range []Ref{ra, rb} {
+					back, err := Parse(r.Identity())
+					if assert.NoError(t, err, "Parse(%q)", r.Identity()) {
+						assert.Equal(t, r.Identity(), back.Identity(), "Parse(%q).Identity()", r.Identity())
+					}
+				}
 			}
 		})
 	}

@@ -92,22 +92,44 @@ func (r Ref) Familiar() string {
 }
 
 // Identity returns the string that two references of the same image share:
-// the name, with the domain in lower case, followed by "@digest" when r has a
-// digest and ":tag" otherwise. It does not allocate when the domain is lower
-// case already and r does not carry both a tag and a digest.
+// the name, with the domain's case folded, followed by "@digest" when r has a
+// digest and ":tag" otherwise. Identity parses back to the same image:
+// Parse(r.Identity()).Equal(r) for every r that Parse returns.
+//
+// A domain is folded to lower case, except one that reads as a domain only
+// because of its uppercase letters ("A0/x", no '.', no ':', not
+// "localhost"): in lower case it would name a Docker Hub repository
+// ("a0/x" is docker.io/a0/x), so it is folded to upper case instead.
+//
+// It does not allocate when the domain is lower case already and r does not
+// carry both a tag and a digest.
 func (r Ref) Identity() string {
 	dom := r.Domain()
-	lower := !hasUpper(dom)
+	folded := foldDomain(dom)
+	same := r.tagEnd == r.nameEnd || r.tagEnd == len(r.s) // a tag or a digest, not both
 	switch {
-	case lower && (r.tagEnd == r.nameEnd || r.tagEnd == len(r.s)):
+	case folded == dom && same:
 		return r.s
-	case lower:
+	case folded == dom:
 		return r.s[:r.nameEnd] + r.s[r.tagEnd:]
-	case r.tagEnd == r.nameEnd || r.tagEnd == len(r.s):
-		return strings.ToLower(dom) + r.s[r.pathStart-1:]
+	case same:
+		return folded + r.s[r.pathStart-1:]
 	default:
-		return strings.ToLower(dom) + r.s[r.pathStart-1:r.nameEnd] + r.s[r.tagEnd:]
+		return folded + r.s[r.pathStart-1:r.nameEnd] + r.s[r.tagEnd:]
 	}
+}
+
+// foldDomain returns the case-folded form of a domain that [Parse] accepted
+// (see [Ref.Identity]): d itself when it has no uppercase letter, else d in
+// lower case when that still reads as a domain, else d in upper case.
+func foldDomain(d string) string {
+	if !hasUpper(d) {
+		return d
+	}
+	if lower := strings.ToLower(d); looksLikeDomain(lower) {
+		return lower
+	}
+	return strings.ToUpper(d)
 }
 
 // Equal reports whether r and o name the same image: the same name (domain
