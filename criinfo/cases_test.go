@@ -1,6 +1,9 @@
 package criinfo
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Inputs shared by the tests, the fuzz seeds and the benchmarks.
 
@@ -15,6 +18,26 @@ const (
 // nested returns n opening brackets of JSON arrays, closed, as an Info value.
 func nested(n int) string {
 	return strings.Repeat("[", n) + strings.Repeat("]", n)
+}
+
+// zeros returns n zeros separated by commas: n JSON tokens in 2n-1 bytes.
+func zeros(n int) string {
+	return strings.TrimSuffix(strings.Repeat("0,", n), ",")
+}
+
+// members returns a config object of n members "k00000":0, 11 bytes each
+// with its comma: member i's value starts at offset 11*i+9.
+func members(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%05d":0`, i)
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 // parseTests are Info maps with the answer Parse must give.
@@ -129,6 +152,13 @@ var parseTests = []struct {
 	{name: "too deep", in: map[string]string{"config": `{"a":` + nested(MaxDepth) + `}`}, wantErr: ErrTooDeep, wantKey: "config", wantOffset: 5 + MaxDepth - 1},
 	{name: "very deep", in: map[string]string{"config": strings.Repeat(`{"a":`, 100000)}, wantErr: ErrTooDeep, wantKey: "config", wantOffset: 5 * MaxDepth},
 	{name: "too large", in: map[string]string{"config": `{}`, "x": strings.Repeat("a", MaxInputSize)}, wantErr: ErrTooLarge, wantKey: "", wantOffset: MaxInputSize + 9},
+	// '{', "a", '[' and MaxTokens-5 zeros, ']', '}': MaxTokens tokens; the
+	// crictl document around it has 3 more.
+	{name: "as many tokens as allowed", in: map[string]string{"config": `{"a":[` + zeros(MaxTokens-5) + `]}`}, want: Info{Runtime: RuntimeUnknown}, parseOnly: true},
+	// Token MaxTokens+1 is zero number MaxTokens-3, at 6+2*(MaxTokens-3).
+	{name: "too many tokens", in: map[string]string{"config": `{"a":[` + zeros(MaxTokens) + `]}`}, wantErr: ErrTooLarge, wantKey: "config", wantOffset: 2 * MaxTokens},
+	// Token MaxTokens+1 is the value of member MaxTokens/2-1.
+	{name: "too many members", in: map[string]string{"config": members(MaxTokens)}, wantErr: ErrTooLarge, wantKey: "config", wantOffset: 11*(MaxTokens/2-1) + 10},
 }
 
 // parseJSONTests are `crictl info` documents with the answer ParseJSON must give.
@@ -191,4 +221,6 @@ var parseJSONTests = []struct {
 	{name: "too deep in status", in: `{"status":` + nested(MaxDepth) + `}`, wantErr: ErrTooDeep, wantKey: "status", wantOffset: 10 + MaxDepth - 1},
 	{name: "too deep in config", in: `{"config":{"a":` + nested(MaxDepth) + `}}`, wantErr: ErrTooDeep, wantKey: "config", wantOffset: 15 + MaxDepth - 2},
 	{name: "too large", in: `{"x":"` + strings.Repeat("a", MaxInputSize) + `"}`, wantErr: ErrTooLarge, wantOffset: MaxInputSize},
+	// Token MaxTokens+1 is zero number MaxTokens-3, at 11+2*(MaxTokens-3).
+	{name: "too many tokens in status", in: `{"status":[` + zeros(MaxTokens) + `]}`, wantErr: ErrTooLarge, wantKey: "status", wantOffset: 2*MaxTokens + 5},
 }

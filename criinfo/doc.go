@@ -40,9 +40,10 @@
 // # Hostile input
 //
 // Both parsers never panic and never return an empty answer for broken input.
-// Input over [MaxInputSize] bytes fails with [ErrTooLarge], JSON nested deeper
-// than [MaxDepth] with [ErrTooDeep] (checked while scanning tokens, before
-// anything is decoded), and a "config" value that is not a JSON object, or
+// Input over [MaxInputSize] bytes, or JSON of more than [MaxTokens] tokens,
+// fails with [ErrTooLarge], JSON nested deeper than [MaxDepth] with
+// [ErrTooDeep] (both checked while scanning tokens, before anything is
+// decoded), and a "config" value that is not a JSON object, or
 // whose "sandboxImage" is not a non-empty string, with [ErrInvalidInfo]. Every
 // error is a [*ParseError] that names the key and the byte offset. Duplicate
 // keys, which encoding/json would silently resolve to the last one, are errors.

@@ -11,7 +11,8 @@ var (
 	// JSON, a "config" that is not an object, a "sandboxImage" that is not a
 	// non-empty string, or a duplicate key.
 	ErrInvalidInfo = errors.New("invalid runtime info")
-	// ErrTooLarge reports input over MaxInputSize bytes.
+	// ErrTooLarge reports input over MaxInputSize bytes, or JSON of more
+	// than MaxTokens tokens.
 	ErrTooLarge = errors.New("runtime info too large")
 	// ErrTooDeep reports JSON nested deeper than MaxDepth.
 	ErrTooDeep = errors.New("runtime info nested too deeply")

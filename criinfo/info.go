@@ -24,6 +24,15 @@ const (
 	// MaxDepth is the deepest JSON nesting accepted. containerd's config
 	// nests 5 levels; 64 leaves room and keeps recursion shallow.
 	MaxDepth = 64
+	// MaxTokens is the most JSON tokens (keys, values, and each '{', '}',
+	// '[' and ']') accepted in one JSON value: the "config" value for
+	// Parse, the document for ParseJSON. The largest capture in testdata,
+	// containerd 1.7's crictl info, has 341; 65,536 leaves room for a
+	// config that lists many runtimes or registries. Reading a token costs
+	// about 160 bytes of garbage and time, and a config object keeps each
+	// of its keys to find duplicates: without the limit a 15 MiB config of
+	// a million members allocated 420 MiB and took seconds.
+	MaxTokens = 1 << 16
 )
 
 // Info is what a runtime says about itself. The zero value means nothing is

@@ -11,11 +11,12 @@ import (
 // scanner walks JSON tokens with a depth limit and byte offsets. It never
 // decodes into interfaces, so hostile nesting costs no more than its bytes.
 type scanner struct {
-	b     []byte
-	base  int64 // offset of b in the caller's input
-	dec   *json.Decoder
-	depth int
-	key   string // key reported in errors
+	b      []byte
+	base   int64 // offset of b in the caller's input
+	dec    *json.Decoder
+	depth  int
+	tokens int    // tokens read, at most MaxTokens
+	key    string // key reported in errors
 }
 
 func newScanner(b []byte, base int64, key string) *scanner {
@@ -58,6 +59,9 @@ func (s *scanner) next() (json.Token, int64, error) {
 			return nil, off, s.errorf(se.Offset, ErrInvalidInfo, "%v", se)
 		}
 		return nil, off, s.errorf(off, ErrInvalidInfo, "%v", err)
+	}
+	if s.tokens++; s.tokens > MaxTokens {
+		return nil, off, s.errorf(off, ErrTooLarge, "more than %d JSON tokens", MaxTokens)
 	}
 	if d, ok := tok.(json.Delim); ok {
 		switch d {
