@@ -159,6 +159,15 @@ func (c *Client) fail(ctx context.Context, rpc string, err error) error {
 	return &Error{Endpoint: c.endpoint, RPC: rpc, Err: err}
 }
 
+// isTooLarge reports whether err is gRPC's refusal of a message over
+// maxMsgSize: ResourceExhausted, "grpc: received message larger than max
+// (N vs. M)" (or "... after decompression larger than max"), not a server's
+// own ResourceExhausted.
+func isTooLarge(err error) bool {
+	st, _ := status.FromError(err)
+	return st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "larger than max")
+}
+
 // runtimeName maps a VersionResponse.RuntimeName to an Info.Runtime, "" when
 // the name is not one we know.
 func runtimeName(name string) string {
@@ -183,6 +192,12 @@ func (c *Client) Info(ctx context.Context) (criinfo.Info, error) {
 	}
 	st, err := c.runtime.Status(ctx, &runtimeapi.StatusRequest{Verbose: true})
 	if err != nil {
+		if isTooLarge(err) {
+			// The Info is over criinfo.MaxInputSize (16 MiB, maxMsgSize):
+			// gRPC refused it before criinfo.Parse could. Callers see the
+			// same sentinel either way.
+			err = fmt.Errorf("%w: %w", criinfo.ErrTooLarge, err)
+		}
 		return criinfo.Info{}, c.fail(ctx, rpcStatus, err)
 	}
 	info, err := criinfo.Parse(st.GetInfo())

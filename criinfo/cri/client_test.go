@@ -11,43 +11,29 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/internal/criservertest"
 )
 
-// fakeRuntime is a CRI server with canned answers, for the error paths that a
-// real runtime cannot be made to take. The live tests use real containerd.
-type fakeRuntime struct {
-	runtimeapi.UnimplementedRuntimeServiceServer
-	runtimeapi.UnimplementedImageServiceServer
-	name, version string
-	info          map[string]string
-	delay         time.Duration // before answering Status
-}
+// The fake runtime (criservertest.Runtime) gives the error paths that a real
+// runtime cannot be made to take. The live tests use real containerd.
 
-func (f *fakeRuntime) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
-	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: f.name, RuntimeVersion: f.version, RuntimeApiVersion: "v1"}, nil
-}
-
-func (f *fakeRuntime) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
-	if f.delay > 0 {
+// delayStatus returns a Hook that holds Status for d, or until the call's
+// context ends.
+func delayStatus(d time.Duration) func(context.Context, string) error {
+	return func(ctx context.Context, method string) error {
+		if method != criservertest.MethodStatus {
+			return nil
+		}
 		select {
-		case <-time.After(f.delay):
+		case <-time.After(d):
+			return nil
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	resp := &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{}}
-	if req.GetVerbose() {
-		resp.Info = f.info
-	}
-	return resp, nil
-}
-
-func (f *fakeRuntime) ListImages(context.Context, *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
-	return &runtimeapi.ListImagesResponse{Images: []*runtimeapi.Image{{Id: "sha256:0123", RepoTags: []string{"registry.k8s.io/pause:3.10"}}}}, nil
 }
 
 // shortDir returns a temporary directory with a short path: unix socket
@@ -58,23 +44,6 @@ func shortDir(t *testing.T) string {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
-}
-
-// serve starts srv on a new socket and returns the socket path. A nil srv
-// starts a gRPC server with no services.
-func serve(t *testing.T, f *fakeRuntime) string {
-	t.Helper()
-	sock := filepath.Join(shortDir(t), "s.sock")
-	lis, err := net.Listen("unix", sock)
-	require.NoError(t, err)
-	srv := grpc.NewServer()
-	if f != nil {
-		runtimeapi.RegisterRuntimeServiceServer(srv, f)
-		runtimeapi.RegisterImageServiceServer(srv, f)
-	}
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	return sock
 }
 
 // junkServer accepts connections and answers with bytes that are not HTTP/2.
@@ -147,35 +116,35 @@ func TestInfo(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		fake    *fakeRuntime // nil: gRPC without CRI services
-		junk    bool         // a socket that does not speak HTTP/2
+		fake    *criservertest.Runtime // nil: gRPC without CRI services
+		junk    bool                   // a socket that does not speak HTTP/2
 		want    criinfo.Info
 		wantRPC string // RPC named in the error
 		wantErr error  // sentinel expected with errors.Is
 	}{
 		{
 			name: "cri-dockerd",
-			fake: &fakeRuntime{name: "docker", version: "28.0.1", info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
+			fake: &criservertest.Runtime{RuntimeName: "docker", RuntimeVersion: "28.0.1", Info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
 			want: criinfo.Info{Runtime: criinfo.RuntimeCRIDockerd, RuntimeVersion: "28.0.1", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
 		},
 		{
 			name: "cri-o",
-			fake: &fakeRuntime{name: "cri-o", version: "1.33.0", info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
+			fake: &criservertest.Runtime{RuntimeName: "cri-o", RuntimeVersion: "1.33.0", Info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
 			want: criinfo.Info{Runtime: criinfo.RuntimeCRIO, RuntimeVersion: "1.33.0", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
 		},
 		{
 			name: "unknown runtime name keeps what Info says",
-			fake: &fakeRuntime{name: "kata", version: "1", info: map[string]string{"lastCNILoadStatus": "OK"}},
+			fake: &criservertest.Runtime{RuntimeName: "kata", RuntimeVersion: "1", Info: map[string]string{"lastCNILoadStatus": "OK"}},
 			want: criinfo.Info{Runtime: criinfo.RuntimeContainerd, RuntimeVersion: "1"},
 		},
 		{
 			name: "no verbose info",
-			fake: &fakeRuntime{name: "containerd", version: "2.2.9"},
+			fake: &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "2.2.9"},
 			want: criinfo.Info{Runtime: criinfo.RuntimeContainerd, RuntimeVersion: "2.2.9"},
 		},
 		{
 			name:    "broken config",
-			fake:    &fakeRuntime{name: "containerd", version: "1.6.20", info: map[string]string{"config": `{"sandboxImage":3}`}},
+			fake:    &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.6.20", Info: map[string]string{"config": `{"sandboxImage":3}`}},
 			wantRPC: "RuntimeService/Status",
 			wantErr: criinfo.ErrInvalidInfo,
 		},
@@ -189,7 +158,7 @@ func TestInfo(t *testing.T) {
 			if tt.junk {
 				sock = junkServer(t)
 			} else {
-				sock = serve(t, tt.fake)
+				sock = criservertest.Serve(t, tt.fake)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -212,7 +181,7 @@ func TestInfo(t *testing.T) {
 
 func TestInfoTimeout(t *testing.T) {
 	t.Parallel()
-	sock := serve(t, &fakeRuntime{name: "containerd", delay: time.Minute})
+	sock := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", Hook: delayStatus(time.Minute)})
 	c, err := Dial(context.Background(), sock)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
@@ -228,7 +197,7 @@ func TestInfoTimeout(t *testing.T) {
 
 func TestInfoCanceled(t *testing.T) {
 	t.Parallel()
-	sock := serve(t, &fakeRuntime{name: "containerd", delay: time.Minute})
+	sock := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", Hook: delayStatus(time.Minute)})
 	c, err := Dial(context.Background(), sock)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
@@ -240,7 +209,9 @@ func TestInfoCanceled(t *testing.T) {
 
 func TestImages(t *testing.T) {
 	t.Parallel()
-	c, err := Dial(context.Background(), serve(t, &fakeRuntime{}))
+	c, err := Dial(context.Background(), criservertest.Serve(t, &criservertest.Runtime{
+		Images: []*runtimeapi.Image{{Id: "sha256:0123", RepoTags: []string{"registry.k8s.io/pause:3.10"}}},
+	}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	imgs, err := c.Images(context.Background())
@@ -248,7 +219,7 @@ func TestImages(t *testing.T) {
 	require.Len(t, imgs, 1)
 	assert.Equal(t, []string{"registry.k8s.io/pause:3.10"}, imgs[0].GetRepoTags())
 
-	c2, err := Dial(context.Background(), serve(t, nil))
+	c2, err := Dial(context.Background(), criservertest.Serve(t, nil))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c2.Close() })
 	_, err = c2.Images(context.Background())

@@ -26,8 +26,9 @@ type Error struct {
 	// "dial".
 	RPC string
 	// Err is the cause. It wraps ErrNoSocket, ErrNotCRI, ErrInvalidEndpoint,
-	// context.DeadlineExceeded or context.Canceled when one applies, and a
-	// *criinfo.ParseError when the Status Info did not parse. The gRPC status
+	// context.DeadlineExceeded or context.Canceled when one applies, a
+	// *criinfo.ParseError when the Status Info did not parse, and
+	// criinfo.ErrTooLarge when the Status answer was over 16 MiB. The gRPC status
 	// error stays in the chain too (status.FromError finds it).
 	Err error
 }
