@@ -288,11 +288,12 @@ func (cfg *containerdConfig) extractPinned(doc *tomlDoc, pinned map[string]found
 	if err != nil || !ok {
 		return err
 	}
-	for k, val := range tbl {
+	for k, e := range tbl.keys {
+		val := e.v
 		s, isStr := val.(string)
 		ek := append(slices.Clone(keys), k)
 		if !isStr {
-			return configErr(doc.path, displayKey(ek...), doc.line(ek...), fmt.Errorf("want a string, got %T", val))
+			return configErr(doc.path, displayKey(ek...), doc.line(ek...), fmt.Errorf("want a string, got %s", tomlType(val)))
 		}
 		at := found{Value: s, Path: doc.path, Line: doc.line(ek...), Key: displayKey(ek...)}
 		if s == "" {

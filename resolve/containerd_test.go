@@ -1,11 +1,9 @@
 package resolve
 
 import (
-	"errors"
 	"testing"
 	"testing/fstest"
 
-	"github.com/pelletier/go-toml/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -211,13 +209,6 @@ func TestReadContainerdErrors(t *testing.T) {
 			assert.Equal(t, tt.wantKey, ce.Key, "key in %v", err)
 		})
 	}
-}
-
-func TestConfigErrorWrapsDecodeError(t *testing.T) {
-	t.Parallel()
-	_, err := readContainerd(mapFS(map[string]string{ctrMain: "a = \n"}), ctrMain, "")
-	var de *toml.DecodeError
-	assert.True(t, errors.As(err, &de), "errors.As(%v, *toml.DecodeError)", err)
 }
 
 // mapFS builds an fstest.MapFS from path -> content.

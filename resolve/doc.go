@@ -181,6 +181,24 @@
 //   - paths of at most 32 components ("etc/crio/crio.conf.d/a" has 4), which
 //     bounds the depth of the crio.conf.d walk.
 //
+// Parsing is bounded too, while it reads, before any recursion, so that no
+// file within the byte limits can exhaust the stack or the memory, or take
+// more than linear time. In each TOML file (containerd's config and imports,
+// CRI-O's config and drop-ins):
+//
+//   - at most 64 brackets ('[' of arrays and headers, '{' of inline tables)
+//     open at once, counted by a lexical pass that skips strings and
+//     comments;
+//   - key paths of at most 64 parts, header and dotted key together;
+//   - at most 262,144 tables, keys and array elements (room for 100,000
+//     tables with a key each).
+//
+// The defaults of containerd and CRI-O have about a hundred tables, key
+// paths of at most 7 parts and arrays two deep. Each TOML file is read in
+// one pass of go-toml's unstable parser that yields values, key lines and
+// these counts together; go-toml's decoder, whose time grows with the square
+// of the number of tables, is not used.
+//
 // Resolve checks its context before every file and directory it opens; a
 // cancelled Resolve returns the context's error, not a [*ConfigError]. Error
 // texts keep at most 240 bytes of a cause (which may quote the file's
@@ -189,6 +207,8 @@
 // # Limits
 //
 //   - Lines of TOML keys come from go-toml's unstable parser and are exact;
+//     TOML is read as TOML 1.0 is written: a file that go-toml's decoder
+//     (containerd 2.x, CRI-O) refuses is refused, with its line;
 //     lines of YAML keys are found by a scan for the top-level key and fall
 //     back to the document's first line for flow-style YAML; a kubelet flag's
 //     line is the line of its variable's assignment.

@@ -1,24 +1,84 @@
 package resolve
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
-	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
-// tomlDoc is one decoded TOML file plus the line of every key in it.
+// Limits on one TOML file, checked while it is read (see "Limits" in the
+// package documentation). containerd's and CRI-O's own default configs
+// have about a hundred tables, nesting of at most 7 key parts
+// (plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options)
+// and arrays two deep; a file within these limits is read in time linear in
+// its size, and none can exhaust the stack.
+const (
+	// maxTOMLDepth bounds the brackets ('[' and '{') open at once and the
+	// parts of one key path, header and dotted key together.
+	maxTOMLDepth = 64
+	// maxTOMLEntries bounds the tables, keys and array elements of one
+	// file: room for 100,000 tables with a key each.
+	maxTOMLEntries = 1 << 18
+)
+
+// tomlDoc is one decoded TOML file. Tables keep the line of each key, so
+// every value read from it can be reported with its line.
 type tomlDoc struct {
-	path  string         // node path, "/etc/containerd/config.toml"
-	data  map[string]any // decoded document
-	lines map[string]int // joined key path (see keyPath) -> 1-based line
+	path string     // node path, "/etc/containerd/config.toml"
+	root *tomlTable // the document
 }
 
-// keyPath joins key parts with a byte TOML keys cannot hold unquoted and
-// that no sane config uses quoted.
-func keyPath(keys ...string) string { return strings.Join(keys, "\x00") }
+// tomlTable is a table: each key's value and the line it is written on.
+type tomlTable struct {
+	keys map[string]tomlEntry // nil while empty
+	how  tableOrigin
+}
+
+// tomlEntry is a key's value (string, int64, float64, bool, tomlDateTime,
+// []any, *tomlTable or *tomlTableArray) and its line.
+type tomlEntry struct {
+	v    any
+	line int
+}
+
+// tableOrigin says how a table came to be, which decides what TOML lets a
+// later header or dotted key do with it.
+type tableOrigin uint8
+
+const (
+	tableImplicit tableOrigin = iota // a parent in a [header]'s path, not yet defined
+	tableHeader                      // defined by a [header] (or the document itself)
+	tableDotted                      // made by a dotted key
+	tableInline                      // an inline table { ... }: complete as written
+	tableElement                     // an element of an array of tables
+)
+
+// tomlTableArray is an array of tables, made by [[header]]s.
+type tomlTableArray struct{ tables []*tomlTable }
+
+// tomlDateTime is a date, time or date-time value, kept as written; resolve
+// reads none.
+type tomlDateTime string
+
+func newTable(how tableOrigin) *tomlTable { return &tomlTable{how: how} }
+
+// get returns the value of key k, or false.
+func (t *tomlTable) get(k string) (any, bool) {
+	e, ok := t.keys[k]
+	return e.v, ok
+}
+
+func (t *tomlTable) set(k string, v any, line int) {
+	if t.keys == nil {
+		t.keys = make(map[string]tomlEntry)
+	}
+	t.keys[k] = tomlEntry{v: v, line: line}
+}
 
 // displayKey renders a key path the way a user would write it in TOML.
 func displayKey(keys ...string) string {
@@ -40,137 +100,528 @@ func isBareKeyRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_'
 }
 
-// parseTOML decodes b. Syntax and type errors become a *ConfigError with the
-// line go-toml reports. Key lines come from go-toml's unstable parser (exact
-// for keys written in [table] headers, dotted keys and inline tables).
+// parseTOML decodes b in one pass over go-toml's unstable parser, which
+// yields each expression with the offsets of its keys: values, key lines
+// and the limits come from the same walk. go-toml's own decoder takes time
+// quadratic in the number of tables (3.7–5.5 s for 40,000), and its parser
+// recurses once per open bracket, so the brackets are counted first
+// (checkTOMLNesting) and nothing deeper than maxTOMLDepth reaches it.
+//
+// The TOML rules that containerd's and CRI-O's decoders enforce are
+// enforced here too: a key or table defined twice, a header that names a
+// value, an inline table extended afterwards, malformed numbers and dates.
+// Every error is a *ConfigError with the line.
 func parseTOML(path string, b []byte) (*tomlDoc, error) {
-	doc := &tomlDoc{path: path}
-	if err := toml.Unmarshal(b, &doc.data); err != nil {
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			line, _ := de.Position()
-			key := strings.Join(de.Key(), ".")
-			return nil, configErr(path, key, line, err)
-		}
-		// go-toml before v2.3 reports a key defined twice without a
-		// position; find it, so that the error still names key and line.
-		if key, line := firstDuplicateKey(b); line > 0 {
-			return nil, configErr(path, key, line, err)
-		}
-		return nil, configErr(path, "", 0, err)
+	if err := checkTOMLNesting(path, b); err != nil {
+		return nil, err
 	}
-	doc.lines = tomlKeyLines(b)
+	d := &tomlDecoder{path: path, data: b, idx: newLineIndex(b)}
+	doc := &tomlDoc{path: path, root: newTable(tableHeader)}
+	cur, scope := doc.root, []string(nil) // the table the last header opened, and its key path
+	var p unstable.Parser
+	p.Reset(b)
+	for p.NextExpression() {
+		e := p.Expression()
+		var err error
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			cur, scope, err = d.header(doc.root, e)
+		case unstable.KeyValue:
+			err = d.keyValue(cur, e, scope)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := p.Error(); err != nil {
+		line := 0
+		var pe *unstable.ParserError
+		if errors.As(err, &pe) {
+			line = d.lineOf(pe.Highlight)
+		}
+		return nil, configErr(path, "", line, err)
+	}
 	return doc, nil
 }
 
-// firstDuplicateKey returns the first key that b assigns twice, and the
-// line of its second assignment, or ("", 0). Keys under an array of tables
-// start afresh with each [[entry]].
-func firstDuplicateKey(b []byte) (string, int) {
-	idx := newLineIndex(b)
-	seen := make(map[string]bool)
-	var table []string
-	var p unstable.Parser
-	p.Reset(b)
-	for p.NextExpression() {
-		e := p.Expression()
-		switch e.Kind {
-		case unstable.Table, unstable.ArrayTable:
-			table = table[:0]
-			for it := e.Key(); it.Next(); {
-				table = append(table, string(it.Node().Data))
+// checkTOMLNesting fails when more than maxTOMLDepth brackets are open at
+// once anywhere in b. It lexes b as TOML does, so that brackets inside
+// strings and comments do not count; where b is not valid TOML, the parser
+// stops at or before the point where the lexing could differ from its own.
+func checkTOMLNesting(path string, b []byte) error {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '#':
+			for i < len(b) && b[i] != '\n' {
+				i++
 			}
-			if e.Kind == unstable.ArrayTable {
-				prefix := keyPath(table...) + "\x00"
-				for k := range seen {
-					if strings.HasPrefix(k, prefix) {
-						delete(seen, k)
-					}
-				}
+		case '"', '\'':
+			i = skipTOMLString(b, i)
+		case '[', '{':
+			if depth++; depth > maxTOMLDepth {
+				return configErr(path, "", bytes.Count(b[:i], []byte{'\n'})+1,
+					fmt.Errorf("%w: more than %d arrays, inline tables or table brackets open at once", ErrLimit, maxTOMLDepth))
 			}
-		case unstable.KeyValue:
-			full := append([]string(nil), table...)
-			off := uint32(0)
-			for it := e.Key(); it.Next(); {
-				full = append(full, string(it.Node().Data))
-				off = it.Node().Raw.Offset
-			}
-			k := keyPath(full...)
-			if seen[k] {
-				return displayKey(full...), idx.line(int(off))
-			}
-			seen[k] = true
+		case ']', '}':
+			depth = max(depth-1, 0)
 		}
 	}
-	return "", 0
+	return nil
 }
 
-// tomlKeyLines maps every key path in a valid document to the line it is
-// written on. Keys introduced only by a table header map to that header's line.
-func tomlKeyLines(b []byte) map[string]int {
-	lines := make(map[string]int, 32)
-	idx := newLineIndex(b)
-	lineOf := func(off uint32) int { return idx.line(int(off)) }
-	var table []string
-	var walk func(prefix []string, kv *unstable.Node)
-	walk = func(prefix []string, kv *unstable.Node) {
-		full := append([]string(nil), prefix...)
-		line := 0
-		for it := kv.Key(); it.Next(); {
-			k := it.Node()
-			full = append(full, string(k.Data))
-			line = lineOf(k.Raw.Offset)
-			if _, ok := lines[keyPath(full...)]; !ok {
-				lines[keyPath(full...)] = line
+// skipTOMLString returns the index of the last byte of the string that
+// starts at b[i] (a quote), or of the line end where a one-line string is
+// left open, or len(b)-1.
+func skipTOMLString(b []byte, i int) int {
+	q := b[i]
+	escapes := q == '"'
+	if i+2 < len(b) && b[i+1] == q && b[i+2] == q { // multi-line
+		for j := i + 3; j < len(b); j++ {
+			switch {
+			case escapes && b[j] == '\\':
+				j++
+			case b[j] == q && j+2 < len(b) && b[j+1] == q && b[j+2] == q:
+				// Up to two more quotes may end the content before the
+				// closing three.
+				j += 2
+				for k := 0; k < 2 && j+1 < len(b) && b[j+1] == q; k++ {
+					j++
+				}
+				return j
 			}
 		}
-		lines[keyPath(full...)] = line
-		if v := kv.Value(); v.Kind == unstable.InlineTable {
-			for it := v.Children(); it.Next(); {
-				if c := it.Node(); c.Kind == unstable.KeyValue {
-					walk(full, c)
+		return len(b) - 1
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch {
+		case escapes && b[j] == '\\':
+			if j+1 < len(b) && b[j+1] != '\n' {
+				j++
+			}
+		case b[j] == q, b[j] == '\n':
+			return j
+		}
+	}
+	return len(b) - 1
+}
+
+// tomlDecoder holds what the walk of one file needs.
+type tomlDecoder struct {
+	path    string
+	data    []byte
+	idx     lineIndex
+	entries int // tables, keys and array elements so far
+}
+
+// lineOf returns the line of a sub-slice of d.data, or 0.
+func (d *tomlDecoder) lineOf(sub []byte) int {
+	// A sub-slice shares the end of the capacity of the slice it was cut
+	// from, so the difference of capacities is its offset.
+	off := cap(d.data) - cap(sub)
+	if sub == nil || off < 0 || off > len(d.data) {
+		return 0
+	}
+	return d.idx.line(off)
+}
+
+// count charges one entry at line.
+func (d *tomlDecoder) count(keys []string, line int) error {
+	if d.entries++; d.entries > maxTOMLEntries {
+		return configErr(d.path, displayKey(keys...), line,
+			fmt.Errorf("%w: more than %d tables, keys and array elements", ErrLimit, maxTOMLEntries))
+	}
+	return nil
+}
+
+// keys returns the parts of the key of e (a header or a key/value) after
+// prefix, and the line of its last part.
+func (d *tomlDecoder) keys(e *unstable.Node, prefix []string) ([]string, int, error) {
+	parts := append([]string(nil), prefix...)
+	line := 0
+	for it := e.Key(); it.Next(); {
+		k := it.Node()
+		parts = append(parts, string(k.Data))
+		line = d.idx.line(int(k.Raw.Offset))
+		if len(parts) > maxTOMLDepth {
+			return nil, line, configErr(d.path, displayKey(parts[:8]...)+"...", line,
+				fmt.Errorf("%w: a key path of more than %d parts", ErrLimit, maxTOMLDepth))
+		}
+	}
+	return parts, line, nil
+}
+
+// header opens the table that a [header] or [[header]] names and returns
+// it with its key path.
+func (d *tomlDecoder) header(root *tomlTable, e *unstable.Node) (*tomlTable, []string, error) {
+	array := e.Kind == unstable.ArrayTable
+	keys, line, err := d.keys(e, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := root
+	for i, k := range keys {
+		last := i == len(keys)-1
+		bad := func(format string, args ...any) error {
+			return configErr(d.path, displayKey(keys[:i+1]...), line, fmt.Errorf(format, args...))
+		}
+		v, ok := t.get(k)
+		if !ok {
+			if err := d.count(keys[:i+1], line); err != nil {
+				return nil, nil, err
+			}
+			nt := newTable(tableImplicit)
+			switch {
+			case last && array:
+				nt.how = tableElement
+				t.set(k, &tomlTableArray{tables: []*tomlTable{nt}}, line)
+				return nt, keys, nil
+			case last:
+				nt.how = tableHeader
+			}
+			t.set(k, nt, line)
+			t = nt
+			continue
+		}
+		switch x := v.(type) {
+		case *tomlTable:
+			switch {
+			case x.how == tableInline:
+				return nil, nil, bad("an inline table cannot be extended by a header")
+			case last && array:
+				return nil, nil, bad("already a table, not an array of tables")
+			case last && x.how != tableImplicit:
+				return nil, nil, bad("table defined twice")
+			case last:
+				x.how = tableHeader
+			}
+			t = x
+		case *tomlTableArray:
+			if !last {
+				t = x.tables[len(x.tables)-1]
+				continue
+			}
+			if !array {
+				return nil, nil, bad("already an array of tables, not a table")
+			}
+			if err := d.count(keys, line); err != nil {
+				return nil, nil, err
+			}
+			nt := newTable(tableElement)
+			x.tables = append(x.tables, nt)
+			return nt, keys, nil
+		default:
+			return nil, nil, bad("already a value (%s), not a table", tomlType(v))
+		}
+	}
+	return t, keys, nil
+}
+
+// keyValue sets the key of the key/value e in t. scope is the key path of
+// t, for messages and the depth limit.
+func (d *tomlDecoder) keyValue(t *tomlTable, e *unstable.Node, scope []string) error {
+	keys, line, err := d.keys(e, scope)
+	if err != nil {
+		return err
+	}
+	for i := len(scope); i < len(keys)-1; i++ {
+		k := keys[i]
+		v, ok := t.get(k)
+		if !ok {
+			if err := d.count(keys[:i+1], line); err != nil {
+				return err
+			}
+			nt := newTable(tableDotted)
+			t.set(k, nt, line)
+			t = nt
+			continue
+		}
+		x, isTable := v.(*tomlTable)
+		if !isTable || x.how == tableInline || x.how == tableHeader || x.how == tableElement {
+			return configErr(d.path, displayKey(keys[:i+1]...), line,
+				fmt.Errorf("a dotted key cannot add to this %s", tomlType(v)))
+		}
+		t = x
+	}
+	k := keys[len(keys)-1]
+	if _, dup := t.get(k); dup {
+		return configErr(d.path, displayKey(keys...), line, errors.New("key defined twice"))
+	}
+	if err := d.count(keys, line); err != nil {
+		return err
+	}
+	v, err := d.value(e.Value(), keys, line)
+	if err != nil {
+		return err
+	}
+	t.set(k, v, line)
+	return nil
+}
+
+// value converts a value node; keys and line are the key's, for messages.
+// It recurses once per array or inline table, which checkTOMLNesting
+// bounds.
+func (d *tomlDecoder) value(n *unstable.Node, keys []string, line int) (any, error) {
+	bad := func(err error) error { return configErr(d.path, displayKey(keys...), line, err) }
+	switch n.Kind {
+	case unstable.String:
+		return string(n.Data), nil
+	case unstable.Bool:
+		return string(n.Data) == "true", nil
+	case unstable.Integer:
+		v, err := tomlInteger(string(n.Data))
+		if err != nil {
+			return nil, bad(err)
+		}
+		return v, nil
+	case unstable.Float:
+		v, err := tomlFloat(string(n.Data))
+		if err != nil {
+			return nil, bad(err)
+		}
+		return v, nil
+	case unstable.LocalDate, unstable.LocalTime, unstable.LocalDateTime, unstable.DateTime:
+		if err := checkTOMLDateTime(n.Kind, string(n.Data)); err != nil {
+			return nil, bad(err)
+		}
+		return tomlDateTime(n.Data), nil
+	case unstable.Array:
+		var out []any
+		for it := n.Children(); it.Next(); {
+			if err := d.count(keys, line); err != nil {
+				return nil, err
+			}
+			v, err := d.value(it.Node(), keys, line)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		if out == nil {
+			out = []any{}
+		}
+		return out, nil
+	case unstable.InlineTable:
+		t := newTable(tableDotted) // complete once its children are set
+		for it := n.Children(); it.Next(); {
+			if c := it.Node(); c.Kind == unstable.KeyValue {
+				if err := d.keyValue(t, c, keys); err != nil {
+					return nil, err
 				}
 			}
 		}
+		sealInline(t)
+		return t, nil
 	}
-	var p unstable.Parser
-	p.Reset(b)
-	for p.NextExpression() {
-		e := p.Expression()
-		switch e.Kind {
-		case unstable.Table, unstable.ArrayTable:
-			table = table[:0]
-			for it := e.Key(); it.Next(); {
-				k := it.Node()
-				table = append(table, string(k.Data))
-				if _, ok := lines[keyPath(table...)]; !ok {
-					lines[keyPath(table...)] = lineOf(k.Raw.Offset)
-				}
-			}
-		case unstable.KeyValue:
-			walk(table, e)
+	return nil, bad(fmt.Errorf("unexpected %s value", n.Kind))
+}
+
+// sealInline marks t and the tables its dotted keys made as inline: no
+// later header or dotted key may add to them.
+func sealInline(t *tomlTable) {
+	t.how = tableInline
+	for _, e := range t.keys {
+		if c, ok := e.v.(*tomlTable); ok && c.how == tableDotted {
+			sealInline(c) // as deep as the key path, which keys bounds
 		}
 	}
-	return lines
+}
+
+// tomlType names the TOML type of a decoded value, for messages.
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case tomlDateTime:
+		return "a date-time"
+	case []any:
+		return "an array"
+	case *tomlTable:
+		return "a table"
+	case *tomlTableArray:
+		return "an array of tables"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// tomlInteger parses a TOML integer: decimal with an optional sign and no
+// leading zero, or 0x, 0o, 0b digits; '_' only between two digits.
+func tomlInteger(s string) (int64, error) {
+	base, digits := 10, s
+	if len(s) > 2 && s[0] == '0' {
+		switch s[1] {
+		case 'x':
+			base = 16
+		case 'o':
+			base = 8
+		case 'b':
+			base = 2
+		}
+		if base != 10 {
+			digits = s[2:]
+		}
+	}
+	unsigned := strings.TrimLeft(digits, "+-")
+	switch {
+	case base != 10 && unsigned != digits:
+		return 0, fmt.Errorf("integer %q: a sign before hex, octal or binary digits", s)
+	case len(digits)-len(unsigned) > 1 || len(unsigned) > 1 && unsigned[0] == '0':
+		return 0, fmt.Errorf("integer %q: leading zero or repeated sign", s)
+	}
+	clean, ok := dropUnderscores(digits)
+	if !ok {
+		return 0, fmt.Errorf("integer %q: '_' must stand between two digits", s)
+	}
+	v, err := strconv.ParseInt(clean, base, 64)
+	if err != nil {
+		return 0, fmt.Errorf("integer %q: %w", s, err)
+	}
+	return v, nil
+}
+
+// tomlFloat parses a TOML float: [sign] int [. digits] [e [sign] digits]
+// with a fraction or an exponent, or [sign] inf / nan.
+func tomlFloat(s string) (float64, error) {
+	switch strings.TrimLeft(s, "+-") {
+	case "inf", "nan":
+		if len(s) > 4 {
+			break
+		}
+		return strconv.ParseFloat(s, 64)
+	}
+	bad := fmt.Errorf("float %q is not valid TOML", s)
+	clean, ok := dropUnderscores(s)
+	if !ok {
+		return 0, bad
+	}
+	i := 0
+	if i < len(clean) && (clean[i] == '+' || clean[i] == '-') {
+		i++
+	}
+	intStart := i
+	for i < len(clean) && isDigit(clean[i]) {
+		i++
+	}
+	if i == intStart || clean[intStart] == '0' && i-intStart > 1 {
+		return 0, bad // no integer part, or a leading zero
+	}
+	rest := clean[i:]
+	if frac, ok := strings.CutPrefix(rest, "."); ok {
+		n := len(frac) - len(strings.TrimLeft(frac, "0123456789"))
+		if n == 0 {
+			return 0, bad
+		}
+		rest = frac[n:]
+	}
+	if rest != "" {
+		exp, ok := strings.CutPrefix(strings.ToLower(rest), "e")
+		exp = strings.TrimPrefix(strings.TrimPrefix(exp, "+"), "-")
+		if !ok || exp == "" || strings.TrimLeft(exp, "0123456789") != "" {
+			return 0, bad
+		}
+	}
+	v, err := strconv.ParseFloat(clean, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, bad
+	}
+	return v, nil
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// dropUnderscores removes the '_' of s, each of which must stand between
+// two hex digits (TOML's rule for every base; letters only occur in hex).
+func dropUnderscores(s string) (string, bool) {
+	if !strings.Contains(s, "_") {
+		return s, true
+	}
+	isHexDigit := func(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' {
+			if i == 0 || i == len(s)-1 || !isHexDigit(s[i-1]) || !isHexDigit(s[i+1]) {
+				return "", false
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), true
+}
+
+// checkTOMLDateTime checks a date, time or date-time, whose shape the
+// parser has checked, for values that are out of range.
+func checkTOMLDateTime(kind unstable.Kind, s string) error {
+	norm := strings.ToUpper(s)
+	if len(norm) > 10 && (norm[10] == ' ') {
+		norm = norm[:10] + "T" + norm[11:]
+	}
+	var layout string
+	switch kind {
+	case unstable.LocalDate:
+		layout = time.DateOnly
+	case unstable.LocalTime:
+		layout = "15:04:05.999999999"
+	case unstable.LocalDateTime:
+		layout = "2006-01-02T15:04:05.999999999"
+	default:
+		layout = time.RFC3339Nano
+	}
+	if kind == unstable.LocalTime || kind == unstable.LocalDateTime || kind == unstable.DateTime {
+		// TOML allows more than 9 digits of fraction; Go does not.
+		if dot := strings.IndexByte(norm, '.'); dot >= 0 {
+			end := dot + 1
+			for end < len(norm) && isDigit(norm[end]) {
+				end++
+			}
+			if end-dot-1 > 9 {
+				norm = norm[:dot+10] + norm[end:]
+			}
+		}
+	}
+	if _, err := time.Parse(layout, norm); err != nil {
+		return fmt.Errorf("date-time %q: %w", s, err)
+	}
+	return nil
+}
+
+// table walks nested tables to keys (the last one excluded) and returns
+// the table that holds the last key, or nil.
+func (d *tomlDoc) parent(keys ...string) *tomlTable {
+	t := d.root
+	for _, k := range keys[:len(keys)-1] {
+		v, _ := t.get(k)
+		next, ok := v.(*tomlTable)
+		if !ok {
+			return nil
+		}
+		t = next
+	}
+	return t
 }
 
 // line returns the line of a key path, or 0 when it is not written in the
 // file.
-func (d *tomlDoc) line(keys ...string) int { return d.lines[keyPath(keys...)] }
+func (d *tomlDoc) line(keys ...string) int {
+	if t := d.parent(keys...); t != nil {
+		return t.keys[keys[len(keys)-1]].line
+	}
+	return 0
+}
 
 // lookup walks nested tables.
 func (d *tomlDoc) lookup(keys ...string) (any, bool) {
-	var cur any = d.data
-	for _, k := range keys {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[k]; !ok {
-			return nil, false
-		}
+	t := d.parent(keys...)
+	if t == nil {
+		return nil, false
 	}
-	return cur, true
+	return t.get(keys[len(keys)-1])
 }
 
 // str returns a string value; a value of another type is a *ConfigError.
@@ -183,7 +634,7 @@ func (d *tomlDoc) str(keys ...string) (s string, ok bool, err error) {
 	s, isStr := v.(string)
 	if !isStr {
 		return "", false, configErr(d.path, displayKey(keys...), d.line(keys...),
-			fmt.Errorf("want a string, got %T", v))
+			fmt.Errorf("want a string, got %s", tomlType(v)))
 	}
 	return s, true, nil
 }
@@ -197,14 +648,14 @@ func (d *tomlDoc) strs(keys ...string) (out []string, ok bool, err error) {
 	arr, isArr := v.([]any)
 	if !isArr {
 		return nil, false, configErr(d.path, displayKey(keys...), d.line(keys...),
-			fmt.Errorf("want an array of strings, got %T", v))
+			fmt.Errorf("want an array of strings, got %s", tomlType(v)))
 	}
 	out = make([]string, 0, len(arr))
 	for i, e := range arr {
 		s, isStr := e.(string)
 		if !isStr {
 			return nil, false, configErr(d.path, displayKey(keys...), d.line(keys...),
-				fmt.Errorf("element %d: want a string, got %T", i, e))
+				fmt.Errorf("element %d: want a string, got %s", i, tomlType(e)))
 		}
 		out = append(out, s)
 	}
@@ -212,15 +663,15 @@ func (d *tomlDoc) strs(keys ...string) (out []string, ok bool, err error) {
 }
 
 // table returns a sub-table; ok is false when absent.
-func (d *tomlDoc) table(keys ...string) (map[string]any, bool, error) {
+func (d *tomlDoc) table(keys ...string) (*tomlTable, bool, error) {
 	v, ok := d.lookup(keys...)
 	if !ok {
 		return nil, false, nil
 	}
-	m, isMap := v.(map[string]any)
-	if !isMap {
+	t, isTable := v.(*tomlTable)
+	if !isTable {
 		return nil, false, configErr(d.path, displayKey(keys...), d.line(keys...),
-			fmt.Errorf("want a table, got %T", v))
+			fmt.Errorf("want a table, got %s", tomlType(v)))
 	}
-	return m, true, nil
+	return t, true, nil
 }
