@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -301,5 +303,41 @@ func TestHostileRuntimeShimMemory(t *testing.T) {
 				assert.LessOrEqual(t, a.Total, tt.maxAlloc, "allocated %d MiB, bound %d MiB", a.Total>>20, tt.maxAlloc>>20)
 			})
 		}
+	}
+}
+
+// TestHostileRuntimeShimStart starts the shim in front of a runtime whose
+// own Info is hostile: the shim resolves the node with it, so it must
+// refuse to start (exit 2) with a log line that names the problem.
+func TestHostileRuntimeShimStart(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		info    map[string]string // StatusResponse.Info
+		wantLog string            // in the log's error
+	}{
+		{name: "Info 100,000 levels deep", info: map[string]string{"config": criservertest.DeepObject(100_000)}, wantLog: "runtime info nested too deeply"},
+		{name: "20 MiB of Info", info: criservertest.FillerInfo(20<<20, 4<<10), wantLog: "runtime info too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			runtimePath := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: tt.info})
+			o := options{
+				listen:          "unix://" + filepath.Join(shortTempDir(t), "shim.sock"),
+				runtimeEndpoint: "unix://" + runtimePath,
+				root:            t.TempDir(),
+			}
+			log := &syncBuffer{}
+			code := within(t, func() int {
+				ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+				defer cancel()
+				return runShim(ctx, o, make(chan os.Signal), log)
+			})
+			assert.Equal(t, exitUsage, code, "log:\n%.2000s", log)
+			assert.Contains(t, log.String(), "msg=\"cannot start\"")
+			assert.Contains(t, log.String(), tt.wantLog)
+			assert.Less(t, len(log.String()), 1024, "the log does not quote the runtime's answer")
+		})
 	}
 }
