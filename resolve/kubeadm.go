@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -56,15 +57,22 @@ func readKubeadm(fsys fs.FS, name string) (*kubeadmConfig, error) {
 func parseKubeadm(path string, b []byte) (*kubeadmConfig, error) {
 	cfg := &kubeadmConfig{Path: path}
 	lines := strings.SplitAfter(string(b), "\n")
-	start := 0 // index of the first line of the current document
+	start := 0    // index of the first line of the current document
+	startOff := 0 // byte offset of lines[start]
+	off := 0      // byte offset of the line being looked at
 	sawCluster := false
+	limits := &yamlLimits{path: path}
 	flush := func(end int) error {
-		text := strings.Join(lines[start:end], "")
-		if strings.TrimSpace(text) == "" {
+		text := b[startOff:off]
+		if len(bytes.TrimSpace(text)) == 0 {
 			return nil
 		}
+		// Bound what the YAML library will do before it starts.
+		if err := limits.document(text, start+1, startOff); err != nil {
+			return err
+		}
 		var d kubeadmDoc
-		if err := yaml.Unmarshal([]byte(text), &d); err != nil {
+		if err := yaml.Unmarshal(text, &d); err != nil {
 			line := start + 1
 			if m := yamlLineRE().FindStringSubmatch(err.Error()); m != nil {
 				if n, cerr := strconv.Atoi(m[1]); cerr == nil {
@@ -119,8 +127,9 @@ func parseKubeadm(path string, b []byte) (*kubeadmConfig, error) {
 			if err := flush(i); err != nil {
 				return nil, err
 			}
-			start = i + 1
+			start, startOff = i+1, off+len(l)
 		}
+		off += len(l)
 	}
 	if err := flush(len(lines)); err != nil {
 		return nil, err
