@@ -69,6 +69,7 @@ func readCRIDockerd(fsys fs.FS) (*criDockerdConfig, error) {
 
 	cfg := &criDockerdConfig{}
 	var execs []execStart
+	seen := 0 // ExecStart= lines so far, resets included
 	for _, name := range files {
 		b, err := readFile(fsys, name)
 		if err != nil {
@@ -78,7 +79,7 @@ func readCRIDockerd(fsys fs.FS) (*criDockerdConfig, error) {
 			continue
 		}
 		cfg.Files = append(cfg.Files, nodePath(name))
-		if execs, err = parseExecStarts(nodePath(name), b, execs); err != nil {
+		if execs, err = parseExecStarts(nodePath(name), b, execs, &seen); err != nil {
 			return nil, err
 		}
 	}
@@ -110,8 +111,9 @@ type execStart struct {
 }
 
 // parseExecStarts applies the ExecStart= lines of one unit file (or drop-in)
-// in its [Service] section to execs.
-func parseExecStarts(path string, b []byte, execs []execStart) ([]execStart, error) {
+// in its [Service] section to execs. seen counts the ExecStart= lines of the
+// unit, against maxExecStarts.
+func parseExecStarts(path string, b []byte, execs []execStart, seen *int) ([]execStart, error) {
 	section := ""
 	for _, ll := range logicalLines(b) {
 		t := strings.TrimSpace(ll.text)
@@ -128,6 +130,10 @@ func parseExecStarts(path string, b []byte, execs []execStart) ([]execStart, err
 		key, val, ok := strings.Cut(t, "=")
 		if !ok || section != "Service" || strings.TrimSpace(key) != "ExecStart" {
 			continue // systemd ignores (and logs) lines that are not assignments
+		}
+		if *seen++; *seen > maxExecStarts {
+			return nil, configErr(path, "ExecStart", ll.line, fmt.Errorf("%w: more than %d ExecStart= lines in the unit and its drop-ins",
+				ErrLimit, maxExecStarts))
 		}
 		val = strings.TrimSpace(val)
 		if val == "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"unicode"
 )
 
 const (
@@ -58,6 +59,9 @@ func readKubelet(fsys fs.FS) (*kubeletConfig, error) {
 			continue
 		}
 		// systemd splits an unquoted $VAR in ExecStart at whitespace only.
+		if n := countFields(v.Value); n > maxCommandWords {
+			return nil, configErr(v.Path, f.variable, v.Line, errTooManyWords)
+		}
 		var args []word
 		for _, s := range strings.Fields(v.Value) {
 			args = append(args, word{s: s})
@@ -99,9 +103,27 @@ func parseEnvFile(path string, b []byte) (map[string]found, error) {
 		if err != nil {
 			return nil, configErr(path, key, ll.line, err)
 		}
+		if _, ok := vars[key]; !ok && len(vars) == maxEnvVariables {
+			return nil, configErr(path, key, ll.line, fmt.Errorf("%w: more than %d variables in one environment file",
+				ErrLimit, maxEnvVariables))
+		}
 		vars[key] = found{Value: val, Path: path, Line: ll.line, Key: key}
 	}
 	return vars, nil
+}
+
+// countFields returns len(strings.Fields(s)) without building the list.
+func countFields(s string) int {
+	n := 0
+	in := false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
 }
 
 func validEnvName(s string) bool {

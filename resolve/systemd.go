@@ -76,7 +76,8 @@ var errUnterminatedQuote = errors.New("unterminated quote")
 // separated by whitespace, double and single quotes group, a backslash
 // escapes the next character (\n, \t become newline and tab). base is the
 // offset of s in its logical line. It returns the offset of an unterminated
-// quote with errUnterminatedQuote.
+// quote with errUnterminatedQuote, and that of the first word past
+// maxCommandWords with errTooManyWords.
 func splitWords(s string, base int) ([]word, int, error) {
 	return scanWords(s, base, true)
 }
@@ -117,6 +118,9 @@ func scanWords(s string, base int, split bool) ([]word, int, error) {
 			}
 		case split && quote == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
 			if in {
+				if len(out) == maxCommandWords {
+					return nil, base + start, errTooManyWords
+				}
 				out = append(out, word{s: sb.String(), off: base + start})
 				sb.Reset()
 				in = false
@@ -132,6 +136,9 @@ func scanWords(s string, base int, split bool) ([]word, int, error) {
 		return nil, base + quoteAt, errUnterminatedQuote
 	}
 	if in {
+		if len(out) == maxCommandWords {
+			return nil, base + start, errTooManyWords
+		}
 		out = append(out, word{s: sb.String(), off: base + start})
 	}
 	return out, 0, nil
