@@ -471,10 +471,10 @@ func tomlInteger(s string) (int64, error) {
 	switch {
 	case base != 10 && unsigned != digits:
 		return 0, fmt.Errorf("integer %q: a sign before hex, octal or binary digits", s)
-	case len(digits)-len(unsigned) > 1 || len(unsigned) > 1 && unsigned[0] == '0':
+	case base == 10 && (len(digits)-len(unsigned) > 1 || len(unsigned) > 1 && unsigned[0] == '0'):
 		return 0, fmt.Errorf("integer %q: leading zero or repeated sign", s)
 	}
-	clean, ok := dropUnderscores(digits)
+	clean, ok := dropUnderscores(digits, base == 16)
 	if !ok {
 		return 0, fmt.Errorf("integer %q: '_' must stand between two digits", s)
 	}
@@ -496,7 +496,7 @@ func tomlFloat(s string) (float64, error) {
 		return strconv.ParseFloat(s, 64)
 	}
 	bad := fmt.Errorf("float %q is not valid TOML", s)
-	clean, ok := dropUnderscores(s)
+	clean, ok := dropUnderscores(s, false)
 	if !ok {
 		return 0, bad
 	}
@@ -527,8 +527,8 @@ func tomlFloat(s string) (float64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(clean, 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0, bad
+	if err != nil { // out of range too, as go-toml's decoder says
+		return 0, fmt.Errorf("float %q: %w", s, err)
 	}
 	return v, nil
 }
@@ -536,16 +536,16 @@ func tomlFloat(s string) (float64, error) {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // dropUnderscores removes the '_' of s, each of which must stand between
-// two hex digits (TOML's rule for every base; letters only occur in hex).
-func dropUnderscores(s string) (string, bool) {
+// two digits: hex digits when hex is set, decimal digits otherwise.
+func dropUnderscores(s string, hex bool) (string, bool) {
 	if !strings.Contains(s, "_") {
 		return s, true
 	}
-	isHexDigit := func(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+	digit := func(c byte) bool { return isDigit(c) || hex && ('a' <= c && c <= 'f' || 'A' <= c && c <= 'F') }
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '_' {
-			if i == 0 || i == len(s)-1 || !isHexDigit(s[i-1]) || !isHexDigit(s[i+1]) {
+			if i == 0 || i == len(s)-1 || !digit(s[i-1]) || !digit(s[i+1]) {
 				return "", false
 			}
 			continue
