@@ -173,6 +173,9 @@ func plainTOML(v any) any {
 // tomlShape builds a TOML document of one hostile shape: n is its depth
 // or width.
 func tomlShape(kind byte, n int) string {
+	if kind%8 == 2 || kind%8 == 3 {
+		n = max(n, 1) // a key has a part at least
+	}
 	var b strings.Builder
 	b.WriteString("version = 2\n")
 	switch kind % 8 {
