@@ -115,7 +115,7 @@ func parseTOML(path string, b []byte) (*tomlDoc, error) {
 	if err := checkTOMLNesting(path, b); err != nil {
 		return nil, err
 	}
-	d := &tomlDecoder{path: path, data: b, idx: newLineIndex(b)}
+	d := &tomlDecoder{path: path, data: b, line: 1}
 	doc := &tomlDoc{path: path, root: newTable(tableHeader)}
 	cur, scope := doc.root, []string(nil) // the table the last header opened, and its key path
 	var p unstable.Parser
@@ -210,8 +210,21 @@ func skipTOMLString(b []byte, i int) int {
 type tomlDecoder struct {
 	path    string
 	data    []byte
-	idx     lineIndex
 	entries int // tables, keys and array elements so far
+	// The parser yields keys in the order of their offsets, so lines are
+	// counted forward from the last key's: one pass over the file in all.
+	off, line int
+}
+
+// lineAt returns the 1-based line of the byte at off.
+func (d *tomlDecoder) lineAt(off int) int {
+	off = min(max(off, 0), len(d.data))
+	if off < d.off { // not in order: count again from the start
+		d.off, d.line = 0, 1
+	}
+	d.line += bytes.Count(d.data[d.off:off], []byte{'\n'})
+	d.off = off
+	return d.line
 }
 
 // lineOf returns the line of a sub-slice of d.data, or 0.
@@ -222,7 +235,7 @@ func (d *tomlDecoder) lineOf(sub []byte) int {
 	if sub == nil || off < 0 || off > len(d.data) {
 		return 0
 	}
-	return d.idx.line(off)
+	return d.lineAt(off)
 }
 
 // count charges one entry at line.
@@ -242,7 +255,7 @@ func (d *tomlDecoder) keys(e *unstable.Node, prefix []string) ([]string, int, er
 	for it := e.Key(); it.Next(); {
 		k := it.Node()
 		parts = append(parts, string(k.Data))
-		line = d.idx.line(int(k.Raw.Offset))
+		line = d.lineAt(int(k.Raw.Offset))
 		if len(parts) > maxTOMLDepth {
 			return nil, line, configErr(d.path, displayKey(parts[:8]...)+"...", line,
 				fmt.Errorf("%w: a key path of more than %d parts", ErrLimit, maxTOMLDepth))
