@@ -219,4 +219,16 @@
 //   - [RuntimeDefaultImage]'s rows were read at the upstream tags named beside
 //     them in versions.go (CRI-O at every tag from 1.16.0 to 1.36.3); patch
 //     releases between two read tags are assumed to match them.
+//   - A kubeadm config (YAML) is bounded like TOML: before go-yaml decodes a
+//     document, a lexical pre-scan that follows go-yaml's scanner (comments,
+//     quoted, plain and block scalars, flow levels, indentation) allows per
+//     file at most 100 levels of nesting (block and flow together, aliases
+//     expanded), 100,000 nodes after alias expansion (counted from above),
+//     1 MiB repeated by aliases, 1000 anchors and aliases and 1000 non-empty
+//     documents. kubeadm writes about five levels, 500 nodes, no anchors and
+//     five documents.
+//   - cri-dockerd's unit and the kubelet's environment files are read in
+//     linear time, with at most 4096 words in one ExecStart or flags
+//     variable, 256 ExecStart= lines in a unit with its drop-ins and 1024
+//     variables in one environment file.
 package resolve
