@@ -164,6 +164,9 @@ func FuzzNewAliases(f *testing.F) {
 		if err != nil || again != r {
 			t.Fatalf("aliases %v: Parse(Parse(%q).String() = %q) = %q, %v", a.Rules(), ref, r, again, err)
 		}
+		if id, err := n.Parse(r.Identity()); err != nil || id.Identity() != r.Identity() {
+			t.Fatalf("aliases %v: Parse(%q), the identity of %q, = %q, %v", a.Rules(), r.Identity(), ref, id.Identity(), err)
+		}
 		for _, v := range a.Variants(r) {
 			if back, err := n.Parse(v.String()); err != nil || !back.Equal(r) {
 				t.Fatalf("aliases %v: variant %q of %q parses to %q, %v", a.Rules(), v, r, back, err)
