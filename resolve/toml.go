@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pelletier/go-toml/v2/unstable"
 )
@@ -501,12 +501,13 @@ func tomlInteger(s string) (int64, error) {
 // tomlFloat parses a TOML float: [sign] int [. digits] [e [sign] digits]
 // with a fraction or an exponent, or [sign] inf / nan.
 func tomlFloat(s string) (float64, error) {
-	switch strings.TrimLeft(s, "+-") {
-	case "inf", "nan":
-		if len(s) > 4 {
-			break
-		}
-		return strconv.ParseFloat(s, 64)
+	switch s {
+	case "inf", "+inf":
+		return math.Inf(1), nil
+	case "-inf":
+		return math.Inf(-1), nil
+	case "nan", "+nan", "-nan":
+		return math.NaN(), nil
 	}
 	bad := fmt.Errorf("float %q is not valid TOML", s)
 	clean, ok := dropUnderscores(s, false)
@@ -568,40 +569,93 @@ func dropUnderscores(s string, hex bool) (string, bool) {
 	return b.String(), true
 }
 
-// checkTOMLDateTime checks a date, time or date-time, whose shape the
-// parser has checked, for values that are out of range.
+// checkTOMLDateTime checks a date, time or date-time (RFC 3339 as TOML
+// takes it: 'T', 't' or ' ' between date and time, any number of fraction
+// digits, a leap second 60), whose shape the parser has roughly checked,
+// digit by digit and for values out of range.
 func checkTOMLDateTime(kind unstable.Kind, s string) error {
-	norm := strings.ToUpper(s)
-	if len(norm) > 10 && (norm[10] == ' ') {
-		norm = norm[:10] + "T" + norm[11:]
-	}
-	var layout string
-	switch kind {
-	case unstable.LocalDate:
-		layout = time.DateOnly
-	case unstable.LocalTime:
-		layout = "15:04:05.999999999"
-	case unstable.LocalDateTime:
-		layout = "2006-01-02T15:04:05.999999999"
-	default:
-		layout = time.RFC3339Nano
-	}
-	if kind == unstable.LocalTime || kind == unstable.LocalDateTime || kind == unstable.DateTime {
-		// TOML allows more than 9 digits of fraction; Go does not.
-		if dot := strings.IndexByte(norm, '.'); dot >= 0 {
-			end := dot + 1
-			for end < len(norm) && isDigit(norm[end]) {
-				end++
+	bad := fmt.Errorf("date-time %q is not valid TOML", s)
+	rest := s
+	if kind != unstable.LocalTime {
+		if !validDate(rest) {
+			return bad
+		}
+		rest = rest[10:]
+		if kind == unstable.LocalDate {
+			if rest != "" {
+				return bad
 			}
-			if end-dot-1 > 9 {
-				norm = norm[:dot+10] + norm[end:]
-			}
+			return nil
+		}
+		if rest == "" || rest[0] != 'T' && rest[0] != 't' && rest[0] != ' ' {
+			return bad
+		}
+		rest = rest[1:]
+	}
+	rest, ok := cutClock(rest, 60)
+	if !ok {
+		return bad
+	}
+	if frac, ok := strings.CutPrefix(rest, "."); ok {
+		n := len(frac) - len(strings.TrimLeft(frac, "0123456789"))
+		if n == 0 {
+			return bad
+		}
+		rest = frac[n:]
+	}
+	if kind != unstable.DateTime {
+		if rest != "" {
+			return bad
+		}
+		return nil
+	}
+	switch {
+	case rest == "Z" || rest == "z":
+		return nil
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		if h, m := twoDigits(rest[1:3]), twoDigits(rest[4:6]); h >= 0 && h <= 23 && m >= 0 && m <= 59 {
+			return nil
 		}
 	}
-	if _, err := time.Parse(layout, norm); err != nil {
-		return fmt.Errorf("date-time %q: %w", s, err)
+	return bad
+}
+
+// validDate reports whether s starts with YYYY-MM-DD, a day that exists.
+func validDate(s string) bool {
+	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+		return false
 	}
-	return nil
+	y1, y2, mo, d := twoDigits(s[0:2]), twoDigits(s[2:4]), twoDigits(s[5:7]), twoDigits(s[8:10])
+	if y1 < 0 || y2 < 0 || mo < 1 || mo > 12 || d < 1 {
+		return false
+	}
+	y := y1*100 + y2
+	days := [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[mo]
+	if mo == 2 && y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+		days = 29
+	}
+	return d <= days
+}
+
+// cutClock cuts HH:MM:SS from the start of s, with the second at most
+// maxSecond.
+func cutClock(s string, maxSecond int) (string, bool) {
+	if len(s) < 8 || s[2] != ':' || s[5] != ':' {
+		return s, false
+	}
+	h, m, sec := twoDigits(s[0:2]), twoDigits(s[3:5]), twoDigits(s[6:8])
+	if h < 0 || h > 23 || m < 0 || m > 59 || sec < 0 || sec > maxSecond {
+		return s, false
+	}
+	return s[8:], true
+}
+
+// twoDigits returns the value of two decimal digits, or -1.
+func twoDigits(s string) int {
+	if len(s) != 2 || !isDigit(s[0]) || !isDigit(s[1]) {
+		return -1
+	}
+	return int(s[0]-'0')*10 + int(s[1]-'0')
 }
 
 // table walks nested tables to keys (the last one excluded) and returns

@@ -19,6 +19,9 @@ func FuzzTOML(f *testing.F) {
 	for _, tt := range tomlErrors {
 		f.Add([]byte(tt.content))
 	}
+	for _, d := range tomlEdges {
+		f.Add([]byte(d))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := parseTOML("/f.toml", data)
 		checkConfigErr(t, err, "/f.toml", data)

@@ -91,6 +91,23 @@ var tomlGood = []string{
 	"a = [\n  1, # comment ] [\n  2,\n]\nb = '[[[['\nc = \"{{{{\"\n",
 }
 
+// tomlEdges are documents at the edges of TOML's number, date and string
+// rules, valid or not: parseTOML must accept exactly those go-toml's
+// decoder accepts.
+var tomlEdges = []string{"a = 23:59:60", "a = 1979-05-27T23:59:60Z", "a = 1979-05-27T00:32:00.999999999999-07:00", "a = 0000-01-01", "a = 1979-05-27 07:32", "a = 07:32", "a = 1979-05-27T07:32:00+24:00", "a = 1979-05-27T07:32:00+23:59", "a = 2000-02-29", "a = 1900-02-29", "a = 1979-05-27T07:32:00.Z", "a = 1979-05-27T7:32:00Z", "a = 1979-05-27T07:32:00z", "a = \"\\U0010FFFF\"", "a = \"\\uD800\"", "a = \"\\x41\"", "a = \"\\e\"", "a = 'a\x7f'", "# \x7f\na=1", "# \x00\na=1", "a = \"\xff\"", "a=1 # \xff", "\xef\xbb\xbfa=1", "a = 1\r\nb = 2", "a = 1\rb=2", "a = [1,]", "a = [,]", "a = {}", "a = {b = 1,}", "a = {\nb=1}", "a = -0x1", "a = 0x", "a = +inf", "a = -nan", "a = 1e+_1", "a = 1_000.0_1e1_0", "a = 0.0", "a = 00.0", "a = 0e0", "a = 1.e5", "a = .5", "a = 9223372036854775807", "a = -9223372036854775808", "a = 0o777", "a = 0b_1", "a = 0x_1", "a = 0xDEAD_beef", "a = 1979-05-27T07:32:00.5", "a = 12:00:00.1234567891234"}
+
+func TestTOMLEdgesAgreeWithGoTOML(t *testing.T) {
+	t.Parallel()
+	for _, d := range tomlEdges {
+		var m map[string]any
+		werr := toml.Unmarshal([]byte(d), &m)
+		doc, err := parseTOML("/f.toml", []byte(d))
+		if assert.Equal(t, werr == nil, err == nil, "%q: go-toml %v, parseTOML %v", d, werr, err) && err == nil {
+			assert.Equal(t, plainTOML(m), plainTOML(doc.root), "%q", d)
+		}
+	}
+}
+
 func TestTOMLAgreesWithGoTOML(t *testing.T) {
 	t.Parallel()
 	docs := tomlGood
