@@ -572,7 +572,9 @@ func dropUnderscores(s string, hex bool) (string, bool) {
 // checkTOMLDateTime checks a date, time or date-time (RFC 3339 as TOML
 // takes it: 'T', 't' or ' ' between date and time, any number of fraction
 // digits, a leap second 60), whose shape the parser has roughly checked,
-// digit by digit and for values out of range.
+// digit by digit and for values out of range. go-toml's decoder allows
+// second 60 up to v2.2 and refuses it from v2.3 on; TOML 1.0 and RFC 3339
+// allow it, and so does this.
 func checkTOMLDateTime(kind unstable.Kind, s string) error {
 	bad := fmt.Errorf("date-time %q is not valid TOML", s)
 	rest := s
@@ -638,7 +640,9 @@ func validDate(s string) bool {
 }
 
 // cutClock cuts HH:MM:SS from the start of s, with the second at most
-// maxSecond.
+// maxSecond. TOML 1.0 requires the seconds; go-toml v2.3 and later accept a
+// time without them (TOML 1.1), earlier versions do not, and neither do
+// containerd's and CRI-O's configs hold any time at all.
 func cutClock(s string, maxSecond int) (string, bool) {
 	if len(s) < 8 || s[2] != ':' || s[5] != ':' {
 		return s, false

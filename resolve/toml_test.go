@@ -6,7 +6,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,10 +39,12 @@ var tomlErrors = []struct {
 	{name: "array of tables over a static array", content: "t = []\n[[t]]\n", wantLine: 2, wantKey: "t"},
 	{name: "inline key twice", content: "t = {a = 1, a = 2}\n", wantLine: 1, wantKey: "t.a"},
 	{name: "leading zero", content: "a = 01\n", wantLine: 1},
-	{name: "underscore at the end", content: "a = 1_\n", wantLine: 1, wantKey: "a"},
-	{name: "double underscore", content: "a = 1__0\n", wantLine: 1, wantKey: "a"},
+	// go-toml's parser refuses these itself from v2.3 on (no key), the
+	// value check before; a key ending in '?' may also be "".
+	{name: "underscore at the end", content: "a = 1_\n", wantLine: 1, wantKey: "a?"},
+	{name: "double underscore", content: "a = 1__0\n", wantLine: 1, wantKey: "a?"},
 	{name: "integer overflow", content: "a = 9223372036854775808\n", wantLine: 1, wantKey: "a"},
-	{name: "float without fraction digits", content: "a = 1.\n", wantLine: 1, wantKey: "a"},
+	{name: "float without fraction digits", content: "a = 1.\n", wantLine: 1, wantKey: "a?"},
 	{name: "float leading zero", content: "a = 01.5\n", wantLine: 1},
 	{name: "impossible date", content: "a = 2023-02-30\n", wantLine: 1, wantKey: "a"},
 	{name: "impossible time", content: "a = 25:00:00\n", wantLine: 1, wantKey: "a"},
@@ -58,10 +62,32 @@ func TestTOMLErrors(t *testing.T) {
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, "/f.toml", ce.Path)
 			assert.Equal(t, tt.wantLine, ce.Line, "line in %v", err)
-			assert.Equal(t, tt.wantKey, ce.Key, "key in %v", err)
+			if key, either := strings.CutSuffix(tt.wantKey, "?"); either {
+				assert.Contains(t, []string{key, ""}, ce.Key, "key in %v", err)
+			} else {
+				assert.Equal(t, tt.wantKey, ce.Key, "key in %v", err)
+			}
 		})
 	}
 }
+
+// versionSkew reports whether go-toml's decoder (error werr) and parseTOML
+// (error err) differ on data only where go-toml's versions differ from each
+// other: go-toml v2.3 and later refuse a leap second (second 60), which
+// TOML 1.0, RFC 3339, go-toml v2.2 and parseTOML accept; and they accept a
+// time without seconds (TOML 1.1), which TOML 1.0, earlier versions and
+// parseTOML refuse.
+func versionSkew(data []byte, werr, err error) bool {
+	if werr != nil {
+		return err == nil && strings.Contains(werr.Error(), "seconds cannot be greater than 59")
+	}
+	return err != nil && strings.Contains(err.Error(), "date-time") && timeWithoutSeconds().Match(data)
+}
+
+// timeWithoutSeconds matches HH:MM not followed by ":SS".
+var timeWithoutSeconds = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^:0-9])[0-9]{2}:[0-9]{2}([^:0-9]|$)`)
+})
 
 // TestTOMLErrorsAgreeWithGoTOML checks that go-toml's decoder (what
 // containerd 2.x and CRI-O use) refuses each of tomlErrors too, so that
@@ -93,7 +119,7 @@ var tomlGood = []string{
 
 // tomlEdges are documents at the edges of TOML's number, date and string
 // rules, valid or not: parseTOML must accept exactly those go-toml's
-// decoder accepts.
+// decoder accepts, but where go-toml's versions differ (see versionSkew).
 var tomlEdges = []string{"a = 23:59:60", "a = 1979-05-27T23:59:60Z", "a = 1979-05-27T00:32:00.999999999999-07:00", "a = 0000-01-01", "a = 1979-05-27 07:32", "a = 07:32", "a = 1979-05-27T07:32:00+24:00", "a = 1979-05-27T07:32:00+23:59", "a = 2000-02-29", "a = 1900-02-29", "a = 1979-05-27T07:32:00.Z", "a = 1979-05-27T7:32:00Z", "a = 1979-05-27T07:32:00z", "a = \"\\U0010FFFF\"", "a = \"\\uD800\"", "a = \"\\x41\"", "a = \"\\e\"", "a = 'a\x7f'", "# \x7f\na=1", "# \x00\na=1", "a = \"\xff\"", "a=1 # \xff", "\xef\xbb\xbfa=1", "a = 1\r\nb = 2", "a = 1\rb=2", "a = [1,]", "a = [,]", "a = {}", "a = {b = 1,}", "a = {\nb=1}", "a = -0x1", "a = 0x", "a = +inf", "a = -nan", "a = 1e+_1", "a = 1_000.0_1e1_0", "a = 0.0", "a = 00.0", "a = 0e0", "a = 1.e5", "a = .5", "a = 9223372036854775807", "a = -9223372036854775808", "a = 0o777", "a = 0b_1", "a = 0x_1", "a = 0xDEAD_beef", "a = 1979-05-27T07:32:00.5", "a = 12:00:00.1234567891234"}
 
 func TestTOMLEdgesAgreeWithGoTOML(t *testing.T) {
@@ -102,6 +128,9 @@ func TestTOMLEdgesAgreeWithGoTOML(t *testing.T) {
 		var m map[string]any
 		werr := toml.Unmarshal([]byte(d), &m)
 		doc, err := parseTOML("/f.toml", []byte(d))
+		if versionSkew([]byte(d), werr, err) {
+			continue
+		}
 		if assert.Equal(t, werr == nil, err == nil, "%q: go-toml %v, parseTOML %v", d, werr, err) && err == nil {
 			assert.Equal(t, plainTOML(m), plainTOML(doc.root), "%q", d)
 		}
