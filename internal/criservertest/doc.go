@@ -9,6 +9,6 @@
 //		Images: criservertest.ImagesOfSize(20 << 20)}
 //	endpoint := "unix://" + criservertest.Serve(t, rt)
 //
-// A [Runtime] must not be changed once served; its methods are safe for
-// concurrent use. The zero Runtime answers every call with empty responses.
+// A [Runtime] must not be changed once served (its ListImages and verbose
+// Status answers are built once); its methods are safe for concurrent use. The zero Runtime answers every call with empty responses.
 package criservertest
