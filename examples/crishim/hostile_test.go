@@ -63,19 +63,19 @@ var hostileAnswers = []struct {
 	// the Status answers.
 	wantInfoErr error
 	// maxAlloc bounds the bytes the first client's call allocates in this
-	// process: the runtime's, the shim's and the client's part. An answer
-	// the client reads is held at most six times its size: the runtime's
-	// marshalled message; the relay's held copy (ListImages; Status passes
+	// process: the shim's and the client's part (the fake runtime
+	// marshalled its answer in Serve). An answer the client reads is held
+	// four times its size: the relay's held copy (ListImages; Status passes
 	// frame by frame) or the gRPC proxy's received message, with the pin
 	// spliced in without a copy; the client's receive buffer; the decoded
-	// answer, strings and structs, about twice the wire size. 32 MiB more
-	// is for gRPC's and the relay's buffers (fresh ones when gRPC's pools
-	// miss, as they often do under -race). Measured, relay and gRPC proxy:
-	// 15 MiB Info 61 and 46 MiB (52 and 90 under -race), the 16 MiB list
-	// 98 and 45 MiB (93 and 107), refused answers 16 to 21 MiB. An answer over 16 MiB is held once, by the runtime:
-	// the relay sees its length and passes it on as it comes, the gRPC
-	// proxy's and the client's gRPC read its 5-byte prefix and refuse it;
-	// 8 MiB more is for the buffers.
+	// answer, strings and structs, about twice the wire size. The bound is
+	// five times, plus 32 MiB for gRPC's and the relay's buffers (fresh
+	// ones when gRPC's pools miss, as they often do under -race). An answer
+	// over 16 MiB is never held: the relay sees its length and passes it
+	// on as it comes, the gRPC proxy's and the client's gRPC read its
+	// 5-byte prefix and refuse it; 8 MiB is for buffers. Measured, relay
+	// and gRPC proxy: 15 MiB Info 46 and 45 MiB, the 16 MiB list 82 and
+	// 61 MiB, answers over 16 MiB 0 to 1 MiB.
 	maxAlloc uint64
 }{
 	{
@@ -89,7 +89,7 @@ var hostileAnswers = []struct {
 		name:     "15 MiB of Info",
 		info:     withConfig(criservertest.FillerInfo(15<<20, 4<<10), `{"sandboxImage":"`+hostileSandbox+`"}`),
 		method:   criservertest.MethodStatus,
-		maxAlloc: 6*15<<20 + 32<<20,
+		maxAlloc: 5*15<<20 + 32<<20,
 	},
 	{
 		name:        "20 MiB of Info",
@@ -97,37 +97,37 @@ var hostileAnswers = []struct {
 		method:      criservertest.MethodStatus,
 		wantCode:    codes.ResourceExhausted,
 		wantInfoErr: criinfo.ErrTooLarge,
-		maxAlloc:    20<<20 + 8<<20,
+		maxAlloc:    8 << 20,
 	},
 	{
 		name:     "ListImages at gRPC's default limit",
 		images:   hostileImages(4 << 20),
 		method:   criservertest.MethodListImages,
-		maxAlloc: 6*4<<20 + 32<<20,
+		maxAlloc: 5*4<<20 + 32<<20,
 	},
 	{
 		name:     "ListImages 64 bytes under 16 MiB",
 		images:   hostileImages(maxMsgSize - 64),
 		method:   criservertest.MethodListImages,
-		maxAlloc: 6*16<<20 + 32<<20,
+		maxAlloc: 5*16<<20 + 32<<20,
 	},
 	{
 		// The shim's pin makes the answer 2 bytes larger than the client
 		// accepts: the sandbox image is never seen unpinned. The relay
-		// holds it (it is not over 16 MiB when it comes) and the runtime:
-		// twice.
+		// holds it (it is not over 16 MiB when it comes), the gRPC proxy
+		// refuses to send it; measured 21 and 0 MiB.
 		name:     "ListImages of exactly 16 MiB",
 		images:   hostileImages(maxMsgSize),
 		method:   criservertest.MethodListImages,
 		wantCode: codes.ResourceExhausted,
-		maxAlloc: 2*16<<20 + 8<<20,
+		maxAlloc: 16<<20 + 16<<20,
 	},
 	{
 		name:     "ListImages of 20 MiB",
 		images:   hostileImages(20 << 20),
 		method:   criservertest.MethodListImages,
 		wantCode: codes.ResourceExhausted,
-		maxAlloc: 20<<20 + 8<<20,
+		maxAlloc: 8 << 20,
 	},
 }
 
