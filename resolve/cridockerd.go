@@ -115,7 +115,7 @@ type execStart struct {
 // unit, against maxExecStarts.
 func parseExecStarts(path string, b []byte, execs []execStart, seen *int) ([]execStart, error) {
 	section := ""
-	for _, ll := range logicalLines(b) {
+	for ll := range logicalLines(b) {
 		t := strings.TrimSpace(ll.text)
 		switch {
 		case t == "" || t[0] == '#' || t[0] == ';':

@@ -89,7 +89,7 @@ func readKubelet(fsys fs.FS) (*kubeletConfig, error) {
 // values carry the line of the assignment.
 func parseEnvFile(path string, b []byte) (map[string]found, error) {
 	vars := map[string]found{}
-	for _, ll := range logicalLines(b) {
+	for ll := range logicalLines(b) {
 		t := strings.TrimSpace(ll.text)
 		if t == "" || t[0] == '#' || t[0] == ';' {
 			continue

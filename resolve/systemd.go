@@ -1,7 +1,9 @@
 package resolve
 
 import (
+	"bytes"
 	"errors"
+	"iter"
 	"strings"
 )
 
@@ -27,41 +29,61 @@ func (l logicalLine) lineAt(off int) int {
 	return l.line + n
 }
 
-// logicalLines splits b into lines, joining a line that ends in a backslash
-// with the next one (the backslash becomes a space, as systemd does).
-// Comment lines (# or ;) inside a continuation are skipped, as systemd does.
-func logicalLines(b []byte) []logicalLine {
-	var out []logicalLine
-	var cur *logicalLine
-	var sb strings.Builder
-	phys := strings.Split(string(b), "\n")
-	for i, raw := range phys {
-		raw = strings.TrimSuffix(raw, "\r")
-		if cur != nil {
-			t := strings.TrimSpace(raw)
-			if strings.HasPrefix(t, "#") || strings.HasPrefix(t, ";") {
-				continue
+// logicalLines yields the lines of b, joining a line that ends in a
+// backslash with the next one (the backslash becomes a space, as systemd
+// does). Comment lines (# or ;) inside a continuation are skipped, as
+// systemd does. It holds one logical line at a time: a file of a million
+// lines costs no list of them.
+func logicalLines(b []byte) iter.Seq[logicalLine] {
+	return func(yield func(logicalLine) bool) {
+		var cur logicalLine
+		open := false // cur has started
+		var sb strings.Builder
+		rest := b
+		for i := 0; ; i++ {
+			var raw []byte
+			j := bytes.IndexByte(rest, '\n')
+			last := j < 0
+			if last {
+				raw = rest
+			} else {
+				raw, rest = rest[:j], rest[j+1:]
+			}
+			raw = bytes.TrimSuffix(raw, []byte{'\r'})
+			skip := false
+			if open {
+				t := bytes.TrimSpace(raw)
+				skip = len(t) > 0 && (t[0] == '#' || t[0] == ';')
+			}
+			if !skip {
+				if !open {
+					cur, open = logicalLine{line: i + 1}, true
+					sb.Reset()
+				}
+				cur.offs = append(cur.offs, sb.Len())
+				cont := bytes.HasSuffix(raw, []byte{'\\'}) && !bytes.HasSuffix(raw, []byte{'\\', '\\'})
+				if cont {
+					sb.Write(raw[:len(raw)-1])
+					sb.WriteByte(' ')
+				} else {
+					sb.Write(raw)
+				}
+				cur.text = sb.String()
+				if !cont {
+					open = false
+					if !yield(cur) {
+						return
+					}
+				}
+			}
+			if last {
+				break
 			}
 		}
-		if cur == nil {
-			out = append(out, logicalLine{line: i + 1})
-			cur = &out[len(out)-1]
-			sb.Reset()
-		}
-		cur.offs = append(cur.offs, sb.Len())
-		cont := strings.HasSuffix(raw, "\\") && !strings.HasSuffix(raw, "\\\\")
-		if cont {
-			sb.WriteString(raw[:len(raw)-1])
-			sb.WriteByte(' ')
-		} else {
-			sb.WriteString(raw)
-		}
-		cur.text = sb.String()
-		if !cont {
-			cur = nil
+		if open {
+			yield(cur) // a continuation at the end of the file
 		}
 	}
-	return out
 }
 
 // word is one word of a command line and where it starts.

@@ -92,7 +92,14 @@ type yamlOpen struct {
 	id     int
 	level  int  // block levels, plus flow levels inside them, at the anchor
 	inItem bool // in an item of a sequence that is not indented under its key
-	max    int  // the deepest level seen since the anchor (so far as propagated)
+	depth  int  // nesting at the anchor
+	max    int  // the deepest nesting seen since the anchor (so far as propagated)
+}
+
+// yamlFlow is an open flow collection.
+type yamlFlow struct {
+	seq  bool // a sequence ([), else a mapping
+	pair bool // its current entry is a single-pair mapping ("[a: b]"), a level deeper
 }
 
 // yamlLevel is a block collection on libyaml's indentation stack.
@@ -122,8 +129,13 @@ type yamlScan struct {
 	line    int         // 1-based line in the file (counting LF only) of b[i]
 	flow    int         // flow level
 	indents []yamlLevel // libyaml's stack of block indentation columns
-	keys    []yamlKey
-	keyOK   bool // libyaml's simple_key_allowed
+	// indentless counts the levels of indents whose value is a sequence at
+	// the key's column.
+	indentless int
+	flows      []yamlFlow // the open flow collections
+	pairs      int        // flows that hold a single-pair mapping ("[a: b]")
+	keys       []yamlKey
+	keyOK      bool // libyaml's simple_key_allowed
 }
 
 // document checks one document of the file, text, which starts at the
@@ -253,10 +265,17 @@ func (s *yamlScan) roll(col int, entry byte) error {
 		case entry == '-' && !top.seq:
 			// An item of a sequence at its key's column.
 			s.closeAnchors(n, true)
-			top.indentless = true
+			if !top.indentless {
+				top.indentless = true
+				s.indentless++
+				return s.depth()
+			}
 		case entry == '-' || entry == '?' || !top.seq:
 			s.closeAnchors(n, false)
-			top.indentless = false
+			if top.indentless {
+				top.indentless = false
+				s.indentless--
+			}
 		}
 	}
 	return nil
@@ -270,6 +289,11 @@ func (s *yamlScan) unroll(col int) {
 		n--
 	}
 	if n < len(s.indents) {
+		for _, p := range s.indents[n:] {
+			if p.indentless {
+				s.indentless--
+			}
+		}
 		s.indents = s.indents[:n]
 		s.closeAnchors(n+1, false)
 	}
@@ -289,7 +313,7 @@ func (s *yamlScan) closeAnchors(level int, items bool) {
 			l.open[n-2].max = max(l.open[n-2].max, o.max)
 		}
 		if m, ok := l.marks[o.name]; ok && m.id == o.id {
-			l.marks[o.name] = yamlMark{id: o.id, nodes: l.nodes - m.nodes, bytes: s.expanded() - m.bytes, depth: o.max - o.level, closed: true}
+			l.marks[o.name] = yamlMark{id: o.id, nodes: l.nodes - m.nodes, bytes: s.expanded() - m.bytes, depth: o.max - o.depth, closed: true}
 		}
 	}
 }
@@ -307,13 +331,41 @@ func (s *yamlScan) indent() int {
 	return -1
 }
 
-// depth checks the nesting after a collection was opened.
-func (s *yamlScan) depth() error {
-	if d := s.level(); d > maxYAMLDepth {
-		return s.limitErr("YAML collections nested more than %d deep (%d block, %d flow)", maxYAMLDepth, len(s.indents), s.flow)
+// pair notes a key or value indicator: in a flow sequence it opens a
+// single-pair mapping, one level deeper.
+func (s *yamlScan) pair() error {
+	if s.flow == 0 {
+		return nil
 	}
-	s.reach(s.level())
+	if f := &s.flows[len(s.flows)-1]; f.seq && !f.pair {
+		f.pair = true
+		s.pairs++
+		return s.depth()
+	}
 	return nil
+}
+
+// endPair ends the entry of the innermost flow collection.
+func (s *yamlScan) endPair() {
+	if f := &s.flows[len(s.flows)-1]; f.pair {
+		f.pair = false
+		s.pairs--
+	}
+}
+
+// nesting is how deep collections nest here: block collections (and the
+// sequences at their key's column, which have no level of their own), and
+// flow ones inside them.
+func (s *yamlScan) nesting() int { return len(s.indents) + s.indentless + s.flow + s.pairs }
+
+// depth checks the nesting after a collection was opened, and counts the
+// collection.
+func (s *yamlScan) depth() error {
+	if d := s.nesting(); d > maxYAMLDepth {
+		return s.limitErr("YAML collections nested more than %d deep (%d block, %d flow)", maxYAMLDepth, len(s.indents)+s.indentless, s.flow+s.pairs)
+	}
+	s.reach(s.nesting())
+	return s.count(1)
 }
 
 // reach records that the document nests d deep here.
@@ -394,7 +446,8 @@ func (s *yamlScan) token() error {
 		// A document marker inside what the caller took for one document:
 		// go-yaml decodes only the first document, counting on is safe.
 		s.closeAnchors(0, false)
-		s.flow, s.indents, s.keys, s.keyOK = 0, s.indents[:0], s.keys[:1], false
+		s.flow, s.indents, s.indentless, s.keys, s.keyOK = 0, s.indents[:0], 0, s.keys[:1], false
+		s.flows, s.pairs = s.flows[:0], 0
 		s.keys[0] = yamlKey{}
 		s.i += 3
 		s.col += 3
@@ -408,19 +461,19 @@ func (s *yamlScan) token() error {
 		s.saveKey()
 		s.flow++
 		s.keys = append(s.keys, yamlKey{})
+		s.flows = append(s.flows, yamlFlow{seq: c == '['})
 		s.keyOK = true
 		s.next()
-		if err := s.depth(); err != nil {
-			return err
-		}
-		return s.count(1)
+		return s.depth()
 	case c == ']' || c == '}':
 		// The inner level's key goes; the outer one may still become a
 		// key ("[a, b]: c").
 		if s.flow > 0 {
 			s.closeAnchors(s.level(), false)
+			s.endPair()
 			s.flow--
 			s.keys = s.keys[:len(s.keys)-1]
+			s.flows = s.flows[:len(s.flows)-1]
 		} else {
 			s.key().possible = false
 		}
@@ -430,6 +483,7 @@ func (s *yamlScan) token() error {
 	case c == ',':
 		if s.flow > 0 {
 			s.closeAnchors(s.level(), false)
+			s.endPair()
 		}
 		s.key().possible = false
 		s.keyOK = true
@@ -447,10 +501,13 @@ func (s *yamlScan) token() error {
 		if err := s.roll(s.col, '?'); err != nil {
 			return err
 		}
+		if err := s.pair(); err != nil {
+			return err
+		}
 		s.key().possible = false
 		s.keyOK = s.flow == 0
 		s.next()
-		return s.count(1)
+		return s.count(2) // an empty key and value
 	case c == ':' && (s.flow > 0 || s.blankz(s.i+1)):
 		// A key is stale past its line or 1024 characters, as
 		// yaml_simple_key_is_valid says.
@@ -461,15 +518,17 @@ func (s *yamlScan) token() error {
 				return err
 			}
 		} else {
-			// A value without a simple key (": x" after "? k"): the same
-			// entry.
-			if err := s.roll(s.col, 0); err != nil {
+			// A value without a simple key (": x" after "? k").
+			if err := s.roll(s.col, ':'); err != nil {
 				return err
 			}
 			s.keyOK = s.flow == 0
 		}
+		if err := s.pair(); err != nil {
+			return err
+		}
 		s.next()
-		return s.count(1)
+		return s.count(2) // an empty value, and key
 	case c == '*' || c == '&':
 		s.saveKey()
 		s.keyOK = false
@@ -485,7 +544,8 @@ func (s *yamlScan) token() error {
 		for !s.blankz(s.i) {
 			s.next()
 		}
-		return nil
+		return s.count(1) // a tag may stand for an empty node
+
 	case (c == '|' || c == '>') && s.flow == 0:
 		s.key().possible = false
 		s.keyOK = true
@@ -524,8 +584,8 @@ func (s *yamlScan) anchor(alias bool, name string) error {
 		}
 		l.marks[name] = yamlMark{id: l.anchors, nodes: l.nodes, bytes: s.expanded()}
 		inItem := s.flow == 0 && len(s.indents) > 0 && s.indents[len(s.indents)-1].indentless
-		l.open = append(l.open, yamlOpen{name: name, id: l.anchors, level: s.level(), inItem: inItem, max: s.level()})
-		return nil
+		l.open = append(l.open, yamlOpen{name: name, id: l.anchors, level: s.level(), inItem: inItem, depth: s.nesting(), max: s.nesting()})
+		return s.count(1) // an anchor may stand for an empty node
 	}
 	// The anchored node ended before this alias (go-yaml refuses an
 	// alias inside its own anchor's node).
@@ -539,7 +599,7 @@ func (s *yamlScan) anchor(alias bool, name string) error {
 		nodes, size, depth = l.nodes-l.docNodes, s.expanded()-l.docBytes, l.deepest
 	}
 	// The alias's node nests as deep here as it did at its anchor.
-	d := s.level() + depth
+	d := s.nesting() + depth
 	if d > maxYAMLDepth {
 		return s.limitErr("YAML collections nested more than %d deep (aliases expanded)", maxYAMLDepth)
 	}
