@@ -399,7 +399,11 @@ func (d *tomlDecoder) value(n *unstable.Node, keys []string, line int) (any, err
 		}
 		return tomlDateTime(n.Data), nil
 	case unstable.Array:
-		var out []any
+		size := 0
+		for it := n.Children(); it.Next(); {
+			size++
+		}
+		out := make([]any, 0, size) // one allocation: appends would copy a long array over and over
 		for it := n.Children(); it.Next(); {
 			if err := d.count(keys, line); err != nil {
 				return nil, err
@@ -409,9 +413,6 @@ func (d *tomlDecoder) value(n *unstable.Node, keys []string, line int) (any, err
 				return nil, err
 			}
 			out = append(out, v)
-		}
-		if out == nil {
-			out = []any{}
 		}
 		return out, nil
 	case unstable.InlineTable:
