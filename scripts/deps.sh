@@ -26,6 +26,7 @@ CONTAINERD_2_3_VERSION=v2.3.7
 CONTAINERD_2_4_VERSION=v2.4.2
 CRIO_VERSION=v1.36.3
 KUBEADM_VERSION=v1.37.2
+KUBELET_VERSION=v1.37.2
 DEBIAN_PACKAGES="containerd runc conmon skopeo libseccomp-dev pkg-config make gcc"
 
 # containerd's optional snapshotters need C headers or kernel features that
@@ -97,26 +98,30 @@ build_crio() {
 	touch "$dir/.done"
 }
 
-build_kubeadm() {
-	local dir=$CACHE/kubeadm/$KUBEADM_VERSION src gomod minor staging=()
+# build_k8s CMD VERSION: k8s.io/kubernetes/cmd/CMD at VERSION into
+# $CACHE/CMD/VERSION (kubeadm, kubelet).
+build_k8s() {
+	local cmd=$1 version=$2 dir src gomod minor staging=()
+	dir=$CACHE/$cmd/$version
 	done_in "$dir" && return 0
-	src=$CACHE/src/kubeadm-$KUBEADM_VERSION
-	scratch "$src" "k8s.io/kubernetes@$KUBEADM_VERSION"
+	src=$CACHE/src/$cmd-$version
+	scratch "$src" "k8s.io/kubernetes@$version"
 	# Replace each ./staging module of kubernetes' own go.mod with the
 	# published v0.MINOR.PATCH, as importers of k8s.io/kubernetes do.
-	gomod=$(cd "$src" && go mod download -json "k8s.io/kubernetes@$KUBEADM_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
+	gomod=$(cd "$src" && go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
 	while read -r m; do
-		staging+=("-replace=$m=$m@v0.${KUBEADM_VERSION#v1.}")
+		staging+=("-replace=$m=$m@v0.${version#v1.}")
 	done < <(sed -n 's/^[[:space:]]*\(k8s\.io\/[^ ]*\) => \.\/staging.*/\1/p' "$gomod")
 	(cd "$src" && go mod edit "${staging[@]}")
-	printf '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kubeadm"\n' >"$src/tools.go"
-	minor=${KUBEADM_VERSION#v1.}
+	printf '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/%s"\n' "$cmd" >"$src/tools.go"
+	minor=${version#v1.}
 	minor=${minor%%.*}
 	# Without the version stamp kubeadm calls itself v0.0.0-master, which
-	# its version-skew checks reject.
+	# its version-skew checks reject; the kubelet reports the same stamp
+	# to the runtime and in its logs.
 	(cd "$src" && GOFLAGS=-mod=mod go mod tidy && mkdir -p "$dir" &&
-		go build -trimpath -ldflags "-X k8s.io/component-base/version.gitVersion=$KUBEADM_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
-			-o "$dir/kubeadm" k8s.io/kubernetes/cmd/kubeadm)
+		go build -trimpath -ldflags "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
+			-o "$dir/$cmd" "k8s.io/kubernetes/cmd/$cmd")
 	touch "$dir/.done"
 }
 
@@ -162,11 +167,15 @@ if [ "$root" = 1 ]; then
 	fi
 	# The longest builds first, so that the short ones fill the gaps.
 	job crio build_crio
-	job kubeadm build_kubeadm
+	job kubeadm build_k8s kubeadm "$KUBEADM_VERSION"
+	job kubelet build_k8s kubelet "$KUBELET_VERSION"
 	job containerd-$CONTAINERD_1_7_VERSION build_containerd17
 	for v in $CONTAINERD_2_2_VERSION $CONTAINERD_2_3_VERSION $CONTAINERD_2_4_VERSION; do
 		job "containerd-$v" goinstall "$CACHE/containerd/$v" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/containerd@$v"
 	done
+	# containerd 2.x starts pods only with its own shim: Debian's 1.6 shim
+	# fails RunPodSandbox with "type with url … not found" (issue 19).
+	job containerd-shim-$CONTAINERD_2_4_VERSION goinstall "$CACHE/containerd-shim-runc-v2/$CONTAINERD_2_4_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_2_4_VERSION"
 	# ctr 2.x imports into every containerd 2.x and 1.7 (the image API is
 	# the same); containerd 1.6 is paired with Debian's ctr.
 	job ctr-$CONTAINERD_2_4_VERSION goinstall "$CACHE/ctr/$CONTAINERD_2_4_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_2_4_VERSION"
@@ -196,6 +205,9 @@ wait_all
 		echo "export SANDBOXPIN_SKOPEO='$(command -v skopeo || echo /usr/bin/skopeo)'"
 		echo "export SANDBOXPIN_KUBEADM='$CACHE/kubeadm/$KUBEADM_VERSION/kubeadm'"
 		echo "export SANDBOXPIN_KUBEADM_VERSION='$KUBEADM_VERSION'"
+		echo "export SANDBOXPIN_KUBELET='$CACHE/kubelet/$KUBELET_VERSION/kubelet'"
+		echo "export SANDBOXPIN_KUBELET_VERSION='$KUBELET_VERSION'"
+		echo "export SANDBOXPIN_CONTAINERD_2_4_SHIM='$CACHE/containerd-shim-runc-v2/$CONTAINERD_2_4_VERSION/containerd-shim-runc-v2'"
 	fi
 } >"$CACHE/env.sh"
 log "ready: $CACHE/env.sh"
