@@ -1,0 +1,107 @@
+package kubelettest
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opts Options
+		want []string // lines the config must hold
+		not  []string // substrings it must not hold
+	}{
+		{
+			name: "defaults",
+			opts: Options{RuntimeEndpoint: "unix:///tmp/x/c.sock"},
+			want: []string{
+				`containerRuntimeEndpoint: "unix:///tmp/x/c.sock"`, "cgroupDriver: cgroupfs", "failCgroupV1: false",
+				"failSwapOn: false", "cgroupsPerQOS: false", "enforceNodeAllocatable: []",
+				`staticPodPath: "/d/manifests"`, `podLogsDir: "/d/pod-logs"`, "readOnlyPort: 0",
+				"port: 10350", "healthzPort: 10348", "imageMinimumGCAge: 1s", `  imagefs.available: "99%"`,
+				"  mode: AlwaysAllow",
+			},
+		},
+		{
+			name: "no disk pressure, longer minimum age",
+			opts: Options{RuntimeEndpoint: "unix:///s", MinimumGCAge: 90 * time.Second, NoDiskPressure: true},
+			want: []string{"imageMinimumGCAge: 1m30s"},
+			not:  []string{"evictionHard"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := config("/d", tt.opts)
+			lines := strings.Split(got, "\n")
+			for _, w := range tt.want {
+				assert.Contains(t, lines, w, "config:\n%s", got)
+			}
+			for _, n := range tt.not {
+				assert.NotContains(t, got, n)
+			}
+		})
+	}
+}
+
+func TestRemovingImage(t *testing.T) {
+	t.Parallel()
+	// A line as kubelet v1.37.2 logs it (klog text format).
+	line := `I1203 17:05:41.123456    4242 image_gc_manager.go:529] "Removing image to free bytes" imageID="sha256:0123" size=512 runtimeHandler=""`
+	assert.Regexp(t, RemovingImage("sha256:0123"), line)
+	assert.Regexp(t, RemovingImage(""), line)
+	assert.NotRegexp(t, RemovingImage("sha256:012"), line, "a prefix of the ID")
+	assert.NotRegexp(t, RemovingImage("sha256:0124"), line)
+	assert.Regexp(t, GCRound(), `I1203 17:05:41.100000    4242 image_gc_manager.go:460] "Attempting to delete unused images"`)
+}
+
+func TestLogBufferWait(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile("round")
+	l := &logBuffer{}
+	_, _ = l.Write([]byte("a round\nb\nhalf a rou"))
+	assert.Equal(t, []string{"a round"}, l.match(re, 0))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan []string)
+	go func() {
+		lines, err := l.wait(ctx, re, 2)
+		assert.NoError(t, err)
+		done <- lines
+	}()
+	_, _ = l.Write([]byte("nd\n"))
+	assert.Equal(t, []string{"a round", "half a round"}, <-done)
+
+	short, cancelShort := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancelShort()
+	_, err := l.wait(short, re, 3)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	l.exit(errors.New("exit status 1"))
+	_, err = l.wait(ctx, re, 3)
+	require.ErrorIs(t, err, errExited)
+}
+
+func TestHidden(t *testing.T) {
+	t.Parallel()
+	for path, want := range map[string]bool{
+		"/run/containerd/containerd.sock": true,
+		"/var/run/crio/crio.sock":         true,
+		"/var/lib/x.sock":                 true,
+		"/run":                            true,
+		"/tmp/sbp123/c.sock":              false,
+		"/running/x.sock":                 false,
+	} {
+		assert.Equal(t, want, hidden(path), "hidden(%q)", path)
+	}
+}
