@@ -79,7 +79,10 @@ func kubeadmShape(depth, width uint16, kind, wrap byte) (string, int) {
 	if wrap&2 != 0 {
 		doc = strings.ReplaceAll(doc, "\n", "\r\n")
 	}
-	if wrap&4 != 0 {
+	if wrap&4 != 0 && kind%8 != 6 {
+		// Not for documents: parseKubeadm splits them on "---" lines in
+		// the file's bytes, which UTF-16 hides; go-yaml then decodes the
+		// first document only, so the document count does not apply.
 		doc = utf16LE(doc)
 	}
 	return doc, over
