@@ -77,7 +77,7 @@ func (v Version) ConfigVersion() int { return v.build().configVersion }
 
 // Environment variables read by the helper.
 const (
-	EnvRequire      = "SANDBOXPIN_REQUIRE_RUNTIMES"
+	EnvRequire      = runtimetest.EnvRequire
 	EnvCache        = runtimetest.EnvCache
 	EnvContainerd1  = "SANDBOXPIN_CONTAINERD1"
 	EnvContainerd17 = "SANDBOXPIN_CONTAINERD_1_7"
@@ -195,17 +195,7 @@ func Available(v Version) (bool, string) {
 // SANDBOXPIN_REQUIRE_RUNTIMES=1.
 func Require(t testing.TB, v Version) {
 	t.Helper()
-	if testing.Short() {
-		t.Skipf("%v: live runtime tests do not run under -short", v)
-	}
-	ok, why := Available(v)
-	if ok {
-		return
-	}
-	if os.Getenv(EnvRequire) == "1" {
-		t.Fatalf("%s (%s=1 makes this a failure)", why, EnvRequire)
-	}
-	t.Skipf("%s; or set %s=1 to fail instead of skipping", why, EnvRequire)
+	runtimetest.Require(t, v.String(), func() (bool, string) { return Available(v) })
 }
 
 // Start starts containerd v with opts and waits until its CRI plugin answers.

@@ -104,17 +104,7 @@ func Available() (bool, string) {
 // fails it when SANDBOXPIN_REQUIRE_RUNTIMES=1.
 func Require(t testing.TB) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("CRI-O: live runtime tests do not run under -short")
-	}
-	ok, why := Available()
-	if ok {
-		return
-	}
-	if os.Getenv(containerdtest.EnvRequire) == "1" {
-		t.Fatalf("%s (%s=1 makes this a failure)", why, containerdtest.EnvRequire)
-	}
-	t.Skipf("%s; or set %s=1 to fail instead of skipping", why, containerdtest.EnvRequire)
+	runtimetest.Require(t, "CRI-O", Available)
 }
 
 // CRIO is a CRI-O instance: running after Start, or stopped.

@@ -20,7 +20,7 @@ import (
 const (
 	EnvKubeadm        = "SANDBOXPIN_KUBEADM"
 	EnvKubeadmVersion = "SANDBOXPIN_KUBEADM_VERSION"
-	EnvRequire        = "SANDBOXPIN_REQUIRE_RUNTIMES"
+	EnvRequire        = runtimetest.EnvRequire
 	EnvCache          = runtimetest.EnvCache
 )
 
@@ -86,17 +86,7 @@ func Available() (bool, string) {
 // fails it when SANDBOXPIN_REQUIRE_RUNTIMES=1.
 func Require(t testing.TB) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("kubeadm: live tests do not run under -short")
-	}
-	ok, why := Available()
-	if ok {
-		return
-	}
-	if os.Getenv(EnvRequire) == "1" {
-		t.Fatalf("%s (%s=1 makes this a failure)", why, EnvRequire)
-	}
-	t.Skipf("%s; or set %s=1 to fail instead of skipping", why, EnvRequire)
+	runtimetest.Require(t, "kubeadm", Available)
 }
 
 // Config is what kubeadm is told.

@@ -22,7 +22,7 @@ import (
 const (
 	EnvKubelet        = "SANDBOXPIN_KUBELET"
 	EnvKubeletVersion = "SANDBOXPIN_KUBELET_VERSION"
-	EnvRequire        = "SANDBOXPIN_REQUIRE_RUNTIMES"
+	EnvRequire        = runtimetest.EnvRequire
 	EnvCache          = runtimetest.EnvCache
 )
 
@@ -127,17 +127,7 @@ func Available() (bool, string) {
 // SANDBOXPIN_REQUIRE_RUNTIMES=1.
 func Require(t testing.TB) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("kubelet: live tests do not run under -short")
-	}
-	ok, why := Available()
-	if ok {
-		return
-	}
-	if os.Getenv(EnvRequire) == "1" {
-		t.Fatalf("%s (%s=1 makes this a failure)", why, EnvRequire)
-	}
-	t.Skipf("%s; or set %s=1 to fail instead of skipping", why, EnvRequire)
+	runtimetest.Require(t, "kubelet", Available)
 }
 
 // kernelTunables are the settings the kubelet sets on start unless they
