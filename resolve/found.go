@@ -43,29 +43,3 @@ func fsPath(p string) (string, bool) {
 	}
 	return p, fs.ValidPath(p)
 }
-
-// lineIndex maps byte offsets of a text to 1-based lines.
-type lineIndex []int
-
-func newLineIndex(b []byte) lineIndex {
-	idx := lineIndex{0}
-	for i, c := range b {
-		if c == '\n' {
-			idx = append(idx, i+1)
-		}
-	}
-	return idx
-}
-
-func (idx lineIndex) line(off int) int {
-	lo, hi := 0, len(idx)
-	for lo+1 < hi {
-		mid := (lo + hi) / 2
-		if idx[mid] <= off {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo + 1
-}

@@ -29,7 +29,7 @@ var lineLimitTests = []struct {
 	{
 		// The line of the first word past the limit: 10 words a line.
 		name:     "too many words over continuation lines",
-		files:    map[string]string{unitLib: "[Service]\nExecStart=/x \\\n" + strings.Repeat(" a a a a a a a a a a \\\n", maxCommandWords/10+1) + "\n"},
+		files:    map[string]string{unitLib: "[Service]\nExecStart=/x \\\n" + strings.Repeat(strings.Repeat(" a", 10)+" \\\n", maxCommandWords/10+1) + "\n"},
 		wantPath: "/" + unitLib, wantLine: 3 + maxCommandWords/10,
 	},
 	{

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -141,12 +140,13 @@ func TestTOMLAgreesWithGoTOML(t *testing.T) {
 	t.Parallel()
 	docs := tomlGood
 	// Every TOML file in the repository's test trees too.
-	err := filepath.WalkDir("..", func(p string, e fs.DirEntry, err error) error {
+	repo := os.DirFS("..")
+	err := fs.WalkDir(repo, ".", func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() || !strings.Contains(p, "testdata") {
 			return err
 		}
-		if strings.HasSuffix(p, ".toml") || strings.HasPrefix(p, "../resolve/testdata/nodes") && strings.Contains(p, "/etc/crio/") {
-			b, err := os.ReadFile(p)
+		if strings.HasSuffix(p, ".toml") || strings.HasPrefix(p, "resolve/testdata/nodes") && strings.Contains(p, "/etc/crio/") {
+			b, err := fs.ReadFile(repo, p)
 			if err == nil {
 				docs = append(docs, string(b))
 			}

@@ -559,7 +559,7 @@ func (s *yamlScan) token() error {
 		s.keyOK = false
 		s.quoted(c)
 		return s.count(2)
-	case !(s.blankz(s.i) || isYAMLIndicator(c)) ||
+	case !s.blankz(s.i) && !isYAMLIndicator(c) ||
 		c == '-' && !s.blank(s.i+1) ||
 		s.flow == 0 && (c == '?' || c == ':') && !s.blankz(s.i+1):
 		s.saveKey()

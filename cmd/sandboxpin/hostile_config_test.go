@@ -23,8 +23,8 @@ func TestHostileConfigFiles(t *testing.T) {
 	t.Parallel()
 	bin := buildCommand(t)
 	const mib = 1 << 20
-	deep := func(open, close string, n int) string {
-		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
+	deep := func(opening, closing string, n int) string {
+		return strings.Repeat(opening, n) + "1" + strings.Repeat(closing, n)
 	}
 	var manyTables strings.Builder
 	manyTables.WriteString("version = 2\n")

@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// EnvRequire, set to 1, makes a live test whose runtime cannot run here
-// fail instead of skipping (scripts/test.sh sets it as root).
+// EnvRequire names the variable that, set to 1, makes a live test whose
+// runtime cannot run here fail instead of skipping (scripts/test.sh sets it
+// as root).
 const EnvRequire = "SANDBOXPIN_REQUIRE_RUNTIMES"
 
 // Require is the Require of each harness: under -short it skips the test
