@@ -70,9 +70,10 @@ var hostileInfos = []struct {
 	// maxAlloc bounds the bytes Query allocates (runtime.MemStats
 	// TotalAlloc; the fake marshalled its answer in Serve). An answer the
 	// client reads is held three times: the receive buffer, the decoded
-	// strings, Parse's copy of config. The bound is four times its size
+	// strings, Parse's copy of config. The bound is six times its size
 	// plus 32 MiB, for gRPC's buffers (fresh ones when its pools miss, as
-	// they often do under -race), the growth of the map and the scanner's
+	// they often do under -race: the shim's like test once measured 7.5
+	// times in CI, twice its usual figure), the growth of the map and the scanner's
 	// garbage (MaxTokens tokens, about 10 MiB). An answer over 16 MiB is
 	// never held: the client reads its 5-byte length and no further; 8 MiB
 	// is for buffers. Measured: deep 0–2 MiB, 15 MiB answers 45–71 MiB,
@@ -102,20 +103,20 @@ var hostileInfos = []struct {
 		name:     "15 MiB of keys beside a valid config",
 		info:     withConfig(criservertest.FillerInfo(15<<20, 4<<10), validConfig),
 		want:     "registry.k8s.io/pause:3.10.1",
-		maxAlloc: 4*15<<20 + 32<<20,
+		maxAlloc: 6*15<<20 + 32<<20,
 	},
 	{
 		name:     "one 15 MiB value beside a valid config",
 		info:     map[string]string{"lastCNILoadStatus": strings.Repeat("x", 15<<20), "config": validConfig},
 		want:     "registry.k8s.io/pause:3.10.1",
-		maxAlloc: 4*15<<20 + 32<<20,
+		maxAlloc: 6*15<<20 + 32<<20,
 	},
 	{
 		name:    "config with 15 MiB of members",
 		info:    map[string]string{"config": manyMembers(15 << 20)},
 		wantErr: criinfo.ErrTooLarge,
 		// Before criinfo.MaxTokens: 423 MiB, a heap peak of 157 MiB, 4 s.
-		maxAlloc: 4*15<<20 + 32<<20,
+		maxAlloc: 6*15<<20 + 32<<20,
 	},
 	{
 		name:     "20 MiB of keys, over the message limit",
@@ -250,7 +251,7 @@ func TestHostileRuntimeImages(t *testing.T) {
 // run in parallel: the figures are the process's. The bound is that of
 // hostileInfos: a list the client reads is held three times (the receive
 // buffer, and the decoded images, whose structs and slices take about as
-// much again as their strings), bounded by four times plus 32 MiB; a list it
+// much again as their strings), bounded by six times plus 32 MiB; a list it
 // refuses is never held, 8 MiB. Measured: 4 MiB lists 12–16 MiB, the 16 MiB
 // list 64 MiB, refused lists 0 MiB.
 func TestHostileRuntimeImagesMemory(t *testing.T) {
@@ -271,7 +272,7 @@ func TestHostileRuntimeImagesMemory(t *testing.T) {
 			assert.Equal(t, tt.wantCode, status.Code(err))
 			bound := uint64(8 << 20)
 			if tt.wantCode == codes.OK {
-				bound = 4*uint64(tt.size) + 32<<20 //nolint:gosec // tt.size is a table constant, positive and under 32 MiB
+				bound = 6*uint64(tt.size) + 32<<20 //nolint:gosec // tt.size is a table constant, positive and under 32 MiB
 			}
 			assert.LessOrEqual(t, a.Total, bound, "Images allocated %d MiB, bound %d MiB", a.Total>>20, bound>>20)
 		})
