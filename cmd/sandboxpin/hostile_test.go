@@ -18,6 +18,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
 // The command in front of a hostile runtime (internal/criservertest): Info
@@ -163,7 +164,7 @@ func TestHostileRuntimeServe(t *testing.T) {
 			endpoint := "unix://" + criservertest.Serve(t, &criservertest.Runtime{
 				RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: tt.info, Images: tt.images,
 			})
-			stderr := &lockedBuffer{}
+			stderr := &runtimetest.SyncBuffer{}
 			cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--min-interval", "0", "--runtime-endpoint", endpoint, "--root", t.TempDir())
 			cmd.Stderr = stderr
 			require.NoError(t, cmd.Start())

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
 // buildCommand builds sandboxpin into a temporary directory.
@@ -31,28 +30,10 @@ func buildCommand(t *testing.T) string {
 	return bin
 }
 
-// lockedBuffer collects a process's stderr while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // servingProcess is `sandboxpin serve` run as a process.
 type servingProcess struct {
 	cmd    *exec.Cmd
-	log    *lockedBuffer
+	log    *runtimetest.SyncBuffer
 	url    string
 	exited chan struct{}
 }
@@ -61,7 +42,7 @@ var servingAddr = regexp.MustCompile(`msg=serving addr=(\S+)`)
 
 func startServe(t *testing.T, bin string, args ...string) *servingProcess {
 	t.Helper()
-	p := &servingProcess{log: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &servingProcess{log: &runtimetest.SyncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	p.cmd.Stderr = p.log
 	require.NoError(t, p.cmd.Start())

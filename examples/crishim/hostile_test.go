@@ -19,6 +19,7 @@ import (
 	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 	"github.com/sandboxpin/sandboxpin/pin"
 )
 
@@ -333,7 +334,7 @@ func TestHostileRuntimeShimStart(t *testing.T) {
 				runtimeEndpoint: "unix://" + runtimePath,
 				root:            t.TempDir(),
 			}
-			log := &syncBuffer{}
+			log := &runtimetest.SyncBuffer{}
 			code := within(t, func() int {
 				ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
 				defer cancel()

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -103,7 +104,7 @@ func TestLoad(t *testing.T) {
 	root := t.TempDir()
 	writeConfig(t, root, containerdConfig(loadSandbox(imgs, 0)))
 	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-	stderr := &syncBuffer{}
+	stderr := &runtimetest.SyncBuffer{}
 	cmd := exec.Command(bin, "--listen", "unix://"+shimPath, "--runtime-endpoint", "unix://"+runtimePath, "--root", root, "--pin", loadPinGlob)
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())

@@ -7,11 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -45,25 +45,6 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer that the shim's logger and the test may use
-// at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitFor polls cond every 20ms until it holds or timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -95,7 +76,7 @@ func TestBinary(t *testing.T) {
 	runtimePath := startFake(t, newFake())
 	shimPath := filepath.Join(dir, "shim.sock")
 	root := t.TempDir()
-	stderr := &syncBuffer{}
+	stderr := &runtimetest.SyncBuffer{}
 	cmd := exec.Command(bin, "--listen", "unix://"+shimPath, "--runtime-endpoint", "unix://"+runtimePath, "--root", root)
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
@@ -132,11 +113,11 @@ func TestBinary(t *testing.T) {
 
 // startRunShim runs runShim with o until the test ends, and returns its log
 // and the channel that triggers a reload.
-func startRunShim(t *testing.T, o options) (*syncBuffer, chan<- os.Signal) {
+func startRunShim(t *testing.T, o options) (*runtimetest.SyncBuffer, chan<- os.Signal) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	hup := make(chan os.Signal, 1)
-	log := &syncBuffer{}
+	log := &runtimetest.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() { done <- runShim(ctx, o, hup, log) }()
 	t.Cleanup(func() {

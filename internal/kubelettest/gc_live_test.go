@@ -22,6 +22,7 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/kubelettest"
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
 const (
@@ -197,7 +198,7 @@ func startShim(t *testing.T, ctrd *containerdtest.Containerd) string {
 	dir, err := os.MkdirTemp("/tmp", "sbs")
 	require.NoError(t, err)
 	sock := filepath.Join(dir, "shim.sock")
-	stderr := &syncBuffer{}
+	stderr := &runtimetest.SyncBuffer{}
 	cmd := exec.Command(bin, "--listen", "unix://"+sock, "--runtime-endpoint", ctrd.Endpoint, "--root", root)
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -242,22 +243,4 @@ func firstLine(s string, re *regexp.Regexp) string {
 		return ""
 	}
 	return strings.Split(s, "\n")[i]
-}
-
-// syncBuffer is a strings.Builder safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
