@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/reference"
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -83,10 +85,48 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitCheck
 	case !sandbox.GetPinned():
 		fmt.Fprintf(stdout, "\nFAIL: %s does not pin its sandbox image %s (stored as %s): the kubelet's image GC may delete it; run a pinning CRI shim, upgrade the runtime, or configure the exact stored name\n", res.Runtime, res.SandboxImage, imageLabel(sandbox))
+		fmt.Fprintf(stdout, "FIX: %s\n", fixAdvice(res, sandbox))
 		return exitCheck
 	}
 	fmt.Fprintf(stdout, "\nOK: %s pins its sandbox image %s\n", res.Runtime, res.SandboxImage)
 	return exitOK
+}
+
+// neverPins is in resolve's note on a runtime release that never sets
+// Image.pinned, whatever its config.
+const neverPins = "never reports Image.pinned"
+
+// fixAdvice says what makes the runtime pin its sandbox image, which it
+// stores as sandbox but does not pin: on a release that never pins, resolve's
+// note (upgrade, or a pinning shim); where the image is stored under another
+// spelling than the configured one, that spelling, in the file and line that
+// configure it (the runtimes that pin compare the configured string with
+// the stored names, see resolve's exactPinCheck); else a shim or an upgrade,
+// with resolve's notes.
+func fixAdvice(res *resolve.Result, sandbox *runtimeapi.Image) string {
+	for _, n := range res.Notes {
+		if strings.Contains(n, neverPins) {
+			return "no configuration can: " + n
+		}
+	}
+	for _, tag := range sandbox.GetRepoTags() {
+		if tag == res.SandboxImage || !reference.Equal(tag, res.SandboxImage) {
+			continue
+		}
+		where := "where the runtime's config names it"
+		for _, c := range res.Candidates {
+			if c.Role == resolve.RuntimeUses && c.Image == res.SandboxImage && c.Source != resolve.RuntimeDefault && c.Origin != "" {
+				where = c.Origin
+				break
+			}
+		}
+		return fmt.Sprintf("configure the sandbox image as %s, the name it is stored under, in place of %s (%s)", tag, res.SandboxImage, where)
+	}
+	advice := "run a pinning CRI shim in front of the runtime, or upgrade the runtime"
+	if len(res.Notes) > 0 {
+		advice += "; " + strings.Join(res.Notes, "; ")
+	}
+	return advice
 }
 
 // imageLabel names an image by its first tag, else digest, else ID.

@@ -144,12 +144,14 @@ func TestAuditLive(t *testing.T) {
 		wantCode   int
 		wantOut    string
 	}{
-		{name: "containerd 1.6 never pins", version: containerdtest.V1, configured: stored, wantCode: exitCheck, wantOut: "FAIL: containerd does not pin its sandbox image"},
+		{name: "containerd 1.6 never pins", version: containerdtest.V1, configured: stored, wantCode: exitCheck, wantOut: "FIX: no configuration can: containerd 1.6.20~ds1 never reports Image.pinned"},
 		{name: "containerd 2.2 pins the exact name", version: containerdtest.V2, configured: stored, wantCode: exitOK, wantOut: "OK: containerd pins its sandbox image registry.k8s.io/pause:3.10.1"},
 		{
 			name: "containerd 2.2 misses the alias", version: containerdtest.V2, configured: "k8s.gcr.io/pause:3.10.1",
 			config:   "version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"k8s.gcr.io/pause:3.10.1\"\n",
-			wantCode: exitCheck, wantOut: "does not pin its sandbox image k8s.gcr.io/pause:3.10.1 (stored as registry.k8s.io/pause:3.10.1)",
+			wantCode: exitCheck, wantOut: "does not pin its sandbox image k8s.gcr.io/pause:3.10.1 (stored as registry.k8s.io/pause:3.10.1)" +
+				": the kubelet's image GC may delete it; run a pinning CRI shim, upgrade the runtime, or configure the exact stored name\n" +
+				"FIX: configure the sandbox image as registry.k8s.io/pause:3.10.1, the name it is stored under, in place of k8s.gcr.io/pause:3.10.1 (/etc/containerd/config.toml:3)\n",
 		},
 	}
 	for _, tt := range tests {
