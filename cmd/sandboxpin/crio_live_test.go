@@ -96,6 +96,20 @@ func TestCRIOLive(t *testing.T) {
 				assert.Regexp(t, `^\(sandbox\) false -`, rows[stored])
 			}
 			t.Logf("audit:\n%s", out)
+
+			// serve's and audit -o prometheus's count: the sandbox image is
+			// one of the images to pin even where the crio-compat rules
+			// miss it, as they miss the alias.
+			code, out, errOut = runCmd(t, "audit", "-o", "prometheus", "--root", c.Dir, "--runtime-endpoint", c.Endpoint)
+			assert.Equal(t, tt.wantCode, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			fams := parseExposition(t, strings.NewReader(out))
+			// The sandbox image and busybox.
+			assert.InDelta(t, 2.0, mustGauge(t, fams, metricMustPin), 0, out)
+			if tt.wantCode == exitOK {
+				assert.Zero(t, mustGauge(t, fams, metricUnprotected), out)
+			} else {
+				assert.InDelta(t, 1.0, mustGauge(t, fams, metricUnprotected), 0, out)
+			}
 		})
 	}
 }

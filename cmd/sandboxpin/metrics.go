@@ -31,8 +31,9 @@ type nodeAudit struct {
 	// Sandbox is the stored image that is the sandbox image under the
 	// default aliases, nil when the runtime does not store it.
 	Sandbox *runtimeapi.Image
-	// MustPin counts the stored images that the node's rules pin, and
-	// Unprotected those of them the runtime reports pinned=false.
+	// MustPin counts the stored images that the node's rules pin, and the
+	// sandbox image, and Unprotected those of them the runtime reports
+	// pinned=false.
 	MustPin, Unprotected int
 	// Conflicts counts what resolve found.
 	Conflicts int
@@ -97,10 +98,17 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 		Conflicts:      len(res.Conflicts),
 	}
 	for _, img := range images {
+		sandbox := false
 		if a.Sandbox == nil && isImage(img, res.SandboxImage) {
-			a.Sandbox = img
+			a.Sandbox, sandbox = img, true
 		}
-		if m.IsPinnedImage(img) {
+		// The sandbox image must be pinned even where the rules, read
+		// the runtime's way, miss it: CRI-O's crio-compat rules do not
+		// match k8s.gcr.io/pause against the image stored as
+		// registry.k8s.io/pause (as CRI-O itself does not, so it reports
+		// pinned=false), and the kubelet then deletes it (TestKubeletGC
+		// in internal/kubelettest, row cri-o-1.36/alias).
+		if sandbox || m.IsPinnedImage(img) {
 			a.MustPin++
 			if !img.GetPinned() {
 				a.Unprotected++
