@@ -85,6 +85,13 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitCheck
 	case !sandbox.GetPinned():
 		fmt.Fprintf(stdout, "\nFAIL: %s does not pin its sandbox image %s (stored as %s): the kubelet's image GC may delete it; run a pinning CRI shim, upgrade the runtime, or configure the exact stored name\n", res.Runtime, res.SandboxImage, imageLabel(sandbox))
+		if !storedAs(sandbox, res.SandboxImage) {
+			fmt.Fprintf(stdout, "FAIL: %s\n", aliasOnly(res, sandbox))
+		}
+		fmt.Fprintf(stdout, "FIX: %s\n", fixAdvice(res, sandbox))
+		return exitCheck
+	case !storedAs(sandbox, res.SandboxImage):
+		fmt.Fprintf(stdout, "\nFAIL: the image stored as %s is pinned, but %s\n", imageLabel(sandbox), aliasOnly(res, sandbox))
 		fmt.Fprintf(stdout, "FIX: %s\n", fixAdvice(res, sandbox))
 		return exitCheck
 	}
@@ -127,6 +134,37 @@ func fixAdvice(res *resolve.Result, sandbox *runtimeapi.Image) string {
 		advice += "; " + strings.Join(res.Notes, "; ")
 	}
 	return advice
+}
+
+// storedAs reports whether img is stored under ref as the runtime looks its
+// sandbox image up: by the name as configured, Docker Hub short forms
+// expanded but no registry alias applied (containerd resolves the sandbox
+// image with its image store's exact name, CRI-O with containers-storage's,
+// Docker with its own: seen live in TestKubeletGC of internal/kubelettest,
+// where containerd 2.4.2 and 1.6.20 configured with k8s.gcr.io/pause:3.10.1
+// pull it for a pod although registry.k8s.io/pause:3.10.1 is stored), or by
+// ID.
+func storedAs(img *runtimeapi.Image, ref string) bool {
+	if img.GetId() == ref {
+		return true
+	}
+	plain := reference.NewNormalizer(nil)
+	for _, names := range [][]string{img.GetRepoTags(), img.GetRepoDigests()} {
+		for _, s := range names {
+			if plain.Equal(s, ref) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// aliasOnly says what it means that the sandbox image is stored only under an
+// alias spelling of the configured name.
+func aliasOnly(res *resolve.Result, sandbox *runtimeapi.Image) string {
+	return fmt.Sprintf("%s looks its sandbox image up by the configured name %s, and nothing is stored under it: "+
+		"%s is the same image under an alias spelling, so the runtime pulls %s for every new pod sandbox, and pods cannot start offline",
+		res.Runtime, res.SandboxImage, imageLabel(sandbox), res.SandboxImage)
 }
 
 // imageLabel names an image by its first tag, else digest, else ID.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,4 +65,49 @@ func TestFixAdvice(t *testing.T) {
 			assert.Equal(t, tt.want, fixAdvice(&tt.res, tt.sandbox))
 		})
 	}
+}
+
+// TestStoredAs checks the name lookup the runtimes make for their sandbox
+// image: Docker Hub short forms expand, registry aliases do not apply.
+func TestStoredAs(t *testing.T) {
+	t.Parallel()
+	img := &runtimeapi.Image{
+		Id:          "sha256:" + strings.Repeat("a", 64),
+		RepoTags:    []string{"registry.k8s.io/pause:3.10.1", "docker.io/library/pause:3.9"},
+		RepoDigests: []string{"registry.k8s.io/pause@sha256:" + strings.Repeat("b", 64)},
+	}
+	tests := []struct {
+		ref  string
+		want bool
+	}{
+		{"registry.k8s.io/pause:3.10.1", true},
+		{"REGISTRY.K8S.IO/pause:3.10.1", true},
+		{"pause:3.9", true},
+		{"docker.io/pause:3.9", true},
+		{"registry.k8s.io/pause@sha256:" + strings.Repeat("b", 64), true},
+		{"sha256:" + strings.Repeat("a", 64), true},
+		{"k8s.gcr.io/pause:3.10.1", false},
+		{"registry.k8s.io/pause:3.10", false},
+		{"registry.k8s.io/pause", false},
+		{"not a reference", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, storedAs(img, tt.ref))
+		})
+	}
+}
+
+// TestAliasOnlyVerdict checks the verdict on a sandbox image that is pinned
+// but stored only under an alias spelling, as through a pinning shim.
+func TestAliasOnlyVerdict(t *testing.T) {
+	t.Parallel()
+	a := nodeAudit{Runtime: "containerd", SandboxImage: "k8s.gcr.io/pause:3.10.1",
+		Sandbox: &runtimeapi.Image{Id: "sha256:1", RepoTags: []string{"registry.k8s.io/pause:3.10.1"}, Pinned: true}}
+	assert.Equal(t, exitCheck, a.exitCode())
+	assert.Equal(t, "FAIL: sandbox image k8s.gcr.io/pause:3.10.1 (containerd) is stored only as the alias registry.k8s.io/pause:3.10.1; the runtime pulls it for new pods", a.summary())
+	a.SandboxImage = "registry.k8s.io/pause:3.10.1"
+	assert.Equal(t, exitOK, a.exitCode())
+	assert.Equal(t, "OK: containerd pins sandbox image registry.k8s.io/pause:3.10.1", a.summary())
 }

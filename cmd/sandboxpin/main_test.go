@@ -151,6 +151,8 @@ func TestAuditLive(t *testing.T) {
 			config:   "version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"k8s.gcr.io/pause:3.10.1\"\n",
 			wantCode: exitCheck, wantOut: "does not pin its sandbox image k8s.gcr.io/pause:3.10.1 (stored as registry.k8s.io/pause:3.10.1)" +
 				": the kubelet's image GC may delete it; run a pinning CRI shim, upgrade the runtime, or configure the exact stored name\n" +
+				"FAIL: containerd looks its sandbox image up by the configured name k8s.gcr.io/pause:3.10.1, and nothing is stored under it: " +
+				"registry.k8s.io/pause:3.10.1 is the same image under an alias spelling, so the runtime pulls k8s.gcr.io/pause:3.10.1 for every new pod sandbox, and pods cannot start offline\n" +
 				"FIX: configure the sandbox image as registry.k8s.io/pause:3.10.1, the name it is stored under, in place of k8s.gcr.io/pause:3.10.1 (/etc/containerd/config.toml:3)\n",
 		},
 	}

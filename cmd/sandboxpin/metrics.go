@@ -45,7 +45,7 @@ func (a *nodeAudit) exitCode() int {
 	switch {
 	case a.Err != nil:
 		return exitError
-	case a.Sandbox == nil || !a.Sandbox.GetPinned():
+	case a.Sandbox == nil || !a.Sandbox.GetPinned() || !storedAs(a.Sandbox, a.SandboxImage):
 		return exitCheck
 	}
 	return exitOK
@@ -245,6 +245,8 @@ func (a *nodeAudit) summary() string {
 		return fmt.Sprintf("FAIL: sandbox image %s (%s) is not in the runtime's image store; pre-pull it under that name", a.SandboxImage, a.Runtime)
 	case !a.Sandbox.GetPinned():
 		return fmt.Sprintf("FAIL: %s does not pin sandbox image %s (stored as %s); the kubelet's image GC may delete it", a.Runtime, a.SandboxImage, imageLabel(a.Sandbox))
+	case !storedAs(a.Sandbox, a.SandboxImage):
+		return fmt.Sprintf("FAIL: sandbox image %s (%s) is stored only as the alias %s; the runtime pulls it for new pods", a.SandboxImage, a.Runtime, imageLabel(a.Sandbox))
 	}
 	return fmt.Sprintf("OK: %s pins sandbox image %s", a.Runtime, a.SandboxImage)
 }
