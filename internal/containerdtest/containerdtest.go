@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -86,6 +87,10 @@ const (
 	EnvContainerd24 = "SANDBOXPIN_CONTAINERD_2_4"
 	EnvCtr1         = "SANDBOXPIN_CTR1"
 	EnvCtr2         = "SANDBOXPIN_CTR2"
+	// EnvShim24 is containerd 2.4's containerd-shim-runc-v2: pods on 2.x
+	// need their own release's shim (with Debian's 1.6 shim, 2.4.2 fails
+	// RunPodSandbox with "type with url … not found").
+	EnvShim24 = "SANDBOXPIN_CONTAINERD_2_4_SHIM"
 )
 
 // startTimeout bounds the wait for the CRI plugin; containerd boots in well
@@ -105,6 +110,18 @@ type Options struct {
 	// file: version 3 on 2.3+ keeps the [grpc] address and
 	// pinned_images.sandbox.
 	ConfigVersion int
+	// RestrictOOMScoreAdj sets the CRI plugin's restrict_oom_score_adj, so
+	// that containers and sandboxes (-998) get an oom_score_adj no lower
+	// than containerd's own. Pods need it on a machine without
+	// CAP_SYS_RESOURCE: there runc fails a negative value with "can't get
+	// final child's PID from pipe: EOF".
+	RestrictOOMScoreAdj bool
+	// Offline runs containerd in a network namespace of its own that holds
+	// only loopback: a pull (such as of a deleted sandbox image, when a pod
+	// needs it) fails at once, and nothing leaves the machine; hostNetwork
+	// pods share that namespace. The CRI and ttrpc sockets are unix
+	// sockets, reachable as ever.
+	Offline bool
 	// ExtraTOML is appended to the config as is, such as a
 	// [plugins."io.containerd.grpc.v1.cri"] table in a version 3 file.
 	ExtraTOML string
@@ -123,6 +140,7 @@ type Containerd struct {
 
 	ctr     string
 	logPath string
+	offline bool
 
 	// The running process, replaced by Restart.
 	bin    string
@@ -166,6 +184,23 @@ func Binaries(v Version) (containerd, ctr string) {
 		}
 	}
 	return containerd, ctr
+}
+
+// Shim returns the containerd-shim-runc-v2 that v's pods need when it is not
+// the one in PATH (Debian's, for 1.6): for V24, SANDBOXPIN_CONTAINERD_2_4_SHIM
+// or the one scripts/deps.sh builds into the cache, if it exists; else "".
+func (v Version) Shim() string {
+	if v != V24 {
+		return ""
+	}
+	shim := os.Getenv(EnvShim24)
+	if shim == "" {
+		shim = filepath.Join(CacheDir(), "containerd-shim-runc-v2", "v"+v.Release(), "containerd-shim-runc-v2")
+	}
+	if _, err := os.Stat(shim); err != nil { //nolint:gosec // G703: a path the test's environment names
+		return ""
+	}
+	return shim
 }
 
 // howTo says how to get what v needs.
@@ -233,7 +268,7 @@ func Start(t testing.TB, v Version, opts Options) *Containerd {
 	if err != nil {
 		t.Fatalf("containerdtest: %v", err)
 	}
-	c.bin, c.logf = bin, logf
+	c.bin, c.logf, c.offline = bin, logf, opts.Offline
 	if err := c.start(); err != nil {
 		_ = logf.Close()
 		_ = os.RemoveAll(dir)
@@ -264,7 +299,17 @@ func Start(t testing.TB, v Version, opts Options) *Containerd {
 // start starts the containerd process with c's config.
 func (c *Containerd) start() error {
 	cmd := exec.Command(c.bin, "--config", filepath.Join(c.Dir, "config.toml"))
+	if c.offline {
+		// unshare execs the shell, which execs containerd: one process,
+		// so the signals of stop reach containerd itself.
+		cmd = exec.Command("unshare", "--net", "--", "/bin/sh", "-c", `ip link set lo up && exec "$@"`, "containerdtest",
+			c.bin, "--config", filepath.Join(c.Dir, "config.toml"))
+	}
 	cmd.Stdout, cmd.Stderr = c.logf, c.logf
+	if shim := c.Version.Shim(); shim != "" {
+		// containerd looks its runtime shim up in PATH.
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(shim)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	cmd.Dir = c.Dir
 	// Its own process group, so that a Ctrl-C of `go test` does not reach it
 	// before the cleanup does.
@@ -348,7 +393,22 @@ func (c *Containerd) Import(t testing.TB, images ...Image) []string {
 	// unpacking would need the snapshotter ctr picks, not the CRI one.
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	args := []string{"--address", c.Socket, "-n", "k8s.io", "images", "import", "--all-platforms", "--no-unpack"}
+	args := []string{"--address", c.Socket, "-n", "k8s.io", "images", "import"}
+	if runnable(images) {
+		// Unpacked into the CRI plugin's snapshotter, so that sandboxes
+		// and containers can be created from it.
+		args = append(args, "--snapshotter", "native")
+		if c.Version != V1 && c.Version != V17 {
+			// Through the transfer service, ctr 2.4 fails to unpack
+			// into containerd 2.4.2 with "unable to initialize
+			// unpacker: no unpack platforms defined" (the service's
+			// unpack_config is unset here): import client-side, as
+			// ctr 1.x does.
+			args = append(args, "--local", "--platform", "linux/"+runtime.GOARCH)
+		}
+	} else {
+		args = append(args, "--all-platforms", "--no-unpack")
+	}
 	if c.Version == V17 {
 		// ctr 2.x imports through the transfer service by default; that of
 		// containerd 1.7.35 stores no image for our archive ("No images store
@@ -370,6 +430,16 @@ func (c *Containerd) Import(t testing.TB, images ...Image) []string {
 		t.Fatalf("containerdtest: imported images not listed by CRI: %v\nlog:\n%s", err, c.Log())
 	}
 	return ids
+}
+
+// runnable reports whether any of images has an executable.
+func runnable(images []Image) bool {
+	for _, img := range images {
+		if img.Executable != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // waitListed polls ListImages until every name is a repo tag or repo digest
@@ -499,6 +569,9 @@ func (c *Containerd) baseConfig(opts Options) string {
 		if opts.SandboxImage != "" {
 			fmt.Fprintf(&b, "  sandbox_image = %s\n", q(opts.SandboxImage))
 		}
+		if opts.RestrictOOMScoreAdj {
+			b.WriteString("  restrict_oom_score_adj = true\n")
+		}
 		b.WriteString("  [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n    snapshotter = \"native\"\n")
 		fmt.Fprintf(&b, "  [plugins.\"io.containerd.grpc.v1.cri\".cni]\n    conf_dir = %s\n    bin_dir = %s\n", cniConf, cniBin)
 		return b.String()
@@ -518,6 +591,9 @@ func (c *Containerd) baseConfig(opts Options) string {
 	b.WriteString("[plugins.'io.containerd.cri.v1.images']\n  snapshotter = \"native\"\n")
 	if opts.SandboxImage != "" {
 		fmt.Fprintf(&b, "  [plugins.'io.containerd.cri.v1.images'.pinned_images]\n    sandbox = %s\n", q(opts.SandboxImage))
+	}
+	if opts.RestrictOOMScoreAdj {
+		b.WriteString("\n[plugins.'io.containerd.cri.v1.runtime']\n  restrict_oom_score_adj = true\n")
 	}
 	fmt.Fprintf(&b, "\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  conf_dir = %s\n  bin_dirs = [%s]\n", cniConf, cniBin)
 	return b.String()

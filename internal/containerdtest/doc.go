@@ -18,6 +18,14 @@
 // and get their images from OCI archives built in Go and loaded with
 // `ctr images import --no-unpack`, so no network is needed.
 //
+// # Pods
+//
+// An [Image] with an Executable is runnable: it holds that program as /pause
+// and is unpacked on import. Pods also need [Options].RestrictOOMScoreAdj
+// where the tests lack CAP_SYS_RESOURCE, and [Options].Offline keeps any
+// pull they cause on the machine; [V24] runs them with its own
+// containerd-shim-runc-v2 ([Version.Shim]).
+//
 // # Requirements
 //
 // The tests need root and the binaries (scripts/deps.sh installs and builds
@@ -31,6 +39,7 @@
 //	SANDBOXPIN_CONTAINERD_2_3  $SANDBOXPIN_CACHE/containerd/v2.3.7/containerd
 //	SANDBOXPIN_CONTAINERD_2_4  $SANDBOXPIN_CACHE/containerd/v2.4.2/containerd
 //	SANDBOXPIN_CTR2            $SANDBOXPIN_CACHE/ctr/v2.4.2/ctr (for 1.7 and 2.x), else the ctr of V1
+//	SANDBOXPIN_CONTAINERD_2_4_SHIM $SANDBOXPIN_CACHE/containerd-shim-runc-v2/v2.4.2/containerd-shim-runc-v2 (pods on V24)
 //	SANDBOXPIN_CACHE           ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin
 //
 // When something is missing the test is skipped with a message that says how to

@@ -21,6 +21,11 @@ type Image struct {
 	// Names are the full references the image is stored under, such as
 	// "registry.k8s.io/pause:3.10.1".
 	Names []string
+	// Executable, when set, is written into the layer as /pause (mode
+	// 0755), the image's entrypoint, so that a runtime can run the image
+	// (a static binary: the layer holds nothing else). Import then unpacks
+	// the image for the CRI snapshotter.
+	Executable []byte
 }
 
 // The media types of an OCI image (image-spec v1.1). Written out here to
@@ -81,16 +86,31 @@ func (b *blobs) addJSON(mediaType string, v any) (descriptor, error) {
 // image's ID depends only on its names.
 var epoch = time.Unix(0, 0).UTC()
 
-// layer returns a gzip'd tar holding /sandboxpin.txt with content, and the
-// digest of the uncompressed tar (the diff ID).
-func layer(content string) (gz []byte, diffID string, err error) {
+// layer returns a gzip'd tar holding /sandboxpin.txt with content and, if
+// exe is not nil, /pause, and the digest of the uncompressed tar (the diff
+// ID).
+func layer(content string, exe []byte) (gz []byte, diffID string, err error) {
 	var raw bytes.Buffer
 	tw := tar.NewWriter(&raw)
-	if err := tw.WriteHeader(&tar.Header{Name: "sandboxpin.txt", Mode: 0o644, Size: int64(len(content)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
-		return nil, "", err
+	files := []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"sandboxpin.txt", 0o644, []byte(content)}}
+	if exe != nil {
+		files = append(files, struct {
+			name string
+			mode int64
+			data []byte
+		}{"pause", 0o755, exe})
 	}
-	if _, err := tw.Write([]byte(content)); err != nil {
-		return nil, "", err
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
+			return nil, "", err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return nil, "", err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return nil, "", err
@@ -134,7 +154,7 @@ func WriteArchive(path string, images []Image) ([]string, error) {
 		if len(img.Names) == 0 {
 			return nil, fmt.Errorf("containerdtest: image %d has no name", i)
 		}
-		gz, diffID, err := layer(strings.Join(img.Names, "\n") + "\n")
+		gz, diffID, err := layer(strings.Join(img.Names, "\n")+"\n", img.Executable)
 		if err != nil {
 			return nil, err
 		}

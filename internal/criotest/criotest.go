@@ -58,6 +58,11 @@ type Options struct {
 	DropIns map[string]string
 	// Images are loaded into CRI-O's storage before it starts.
 	Images []containerdtest.Image
+	// Offline runs CRI-O in a network namespace of its own that holds
+	// only loopback: a pull (such as of a deleted pause image, which
+	// RunPodSandbox pulls) fails at once, and nothing leaves the machine;
+	// hostNetwork pods share that namespace.
+	Offline bool
 }
 
 // Binaries are the programs a CRI-O instance needs.
@@ -253,6 +258,11 @@ func (c *CRIO) start() error {
 		"--registries-conf", filepath.Join(c.Dir, "etc/containers/registries.conf"),
 		"--registries-conf-dir", filepath.Join(c.Dir, "etc/containers/registries.conf.d"),
 	)
+	if c.opts.Offline {
+		// unshare execs the shell, which execs crio: one process, so
+		// that Reload's SIGHUP and Stop's signals reach crio itself.
+		cmd = exec.Command("unshare", append([]string{"--net", "--", "/bin/sh", "-c", `ip link set lo up && exec "$@"`, "criotest"}, cmd.Args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = c.Dir
 	cmd.Env = c.env()
