@@ -34,7 +34,7 @@ func config(dir string, opts Options) string {
 	b.WriteString("cgroupsPerQOS: false\nenforceNodeAllocatable: []\n")
 	fmt.Fprintf(&b, "staticPodPath: %s\nfileCheckFrequency: 1s\n", q(filepath.Join(dir, "manifests")))
 	fmt.Fprintf(&b, "podLogsDir: %s\n", q(filepath.Join(dir, "pod-logs")))
-	fmt.Fprintf(&b, "address: 127.0.0.1\nport: %d\nreadOnlyPort: 0\nhealthzBindAddress: 127.0.0.1\nhealthzPort: %d\n", port, healthzPort)
+	fmt.Fprintf(&b, "address: 127.0.0.1\nport: %d\nreadOnlyPort: %d\nhealthzBindAddress: 127.0.0.1\nhealthzPort: %d\n", port, ReadOnlyPort, healthzPort)
 	// The defaults (webhook authentication and authorization) need an API
 	// server; without one the kubelet would not start.
 	b.WriteString("authentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: false\n")

@@ -40,8 +40,22 @@
 // cgroup, iptables rule, mount, kernel setting or file under /run, /var/lib,
 // /var/log or /etc/kubernetes on the host.
 //
-// The log methods ([Kubelet.WaitForLog], [Kubelet.Lines], [Kubelet.Log]) are
-// safe for concurrent use, also with [Kubelet.Stop].
+// /sys/kernel/mm/hugepages is covered too ([hugePages]): the kubelet then sets
+// no hugetlb limits, which CRI-O passes to runc and runc cannot set where the
+// hugetlb controller is enabled but not mounted, as here.
+//
+// The log methods ([Kubelet.WaitForLog], [Kubelet.Lines], [Kubelet.Log],
+// [Kubelet.Errors]) are safe for concurrent use, also with [Kubelet.Stop].
+//
+// # Pods and metrics
+//
+// [Kubelet.AddStaticPod] adds a static pod to a running kubelet. A pod needs
+// a runtime that can run it here: containerdtest's RestrictOOMScoreAdj (this
+// machine lacks CAP_SYS_RESOURCE, and sandboxes get oom_score_adj -998), and
+// its Offline (or criotest's), so that a pull the pod causes fails at once
+// instead of leaving the machine. [Kubelet.Get] fetches a path of the
+// kubelet's read-only port ([ReadOnlyPort], such as /metrics) from inside
+// its network namespace; [HistogramOf] and [GaugeOf] read the exposition.
 //
 // # Requirements
 //

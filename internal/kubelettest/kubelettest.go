@@ -257,6 +257,17 @@ func (k *Kubelet) sysctlFile(name string) string {
 // /var/lib would catch), and the host keeps none of it.
 const hiddenDirs = "/run /var/log /var/lib"
 
+// hugePages is where the kubelet (through cAdvisor) finds the machine's huge
+// page sizes; it gives every container a hugetlb limit of 0 for each. This
+// machine (like many containers) has the hugetlb controller enabled in
+// /proc/cgroups but not mounted: containerd 1.6.20 and 2.4.2 start such
+// containers, but CRI-O 1.36.3 passes the limits on and runc fails with
+// "cannot set hugetlb limit: container could not join or create cgroup"
+// (seen live in TestKubeletGC). The kubelet's mount namespace covers the
+// directory with an empty tmpfs, so it sees no huge page sizes and sets no
+// such limits.
+const hugePages = "/sys/kernel/mm/hugepages"
+
 // isolate is the script unshare runs in the new namespaces before it becomes
 // the kubelet: loopback up, the kernel settings covered (see the package
 // documentation), then exec. $1 is the directory of covering files; the
@@ -267,6 +278,10 @@ ip link set lo up
 for d in ` + hiddenDirs + `; do
 	mount -t tmpfs -o mode=0755 kubelettest "$d"
 done
+# No huge page sizes: see hugePages.
+if [ -d ` + hugePages + ` ]; then
+	mount -t tmpfs -o mode=0755,ro kubelettest ` + hugePages + `
+fi
 for f in "$dir"/*; do
 	mount --bind "$f" "/proc/sys/$(basename "$f" | tr . /)"
 done

@@ -26,7 +26,7 @@ func TestConfig(t *testing.T) {
 			want: []string{
 				`containerRuntimeEndpoint: "unix:///tmp/x/c.sock"`, "cgroupDriver: cgroupfs", "failCgroupV1: false",
 				"failSwapOn: false", "cgroupsPerQOS: false", "enforceNodeAllocatable: []",
-				`staticPodPath: "/d/manifests"`, `podLogsDir: "/d/pod-logs"`, "readOnlyPort: 0",
+				`staticPodPath: "/d/manifests"`, `podLogsDir: "/d/pod-logs"`, "readOnlyPort: 10355",
 				"port: 10350", "healthzPort: 10348", "imageMinimumGCAge: 1s", `  imagefs.available: "99%"`,
 				"  mode: AlwaysAllow",
 			},

@@ -1,0 +1,196 @@
+package kubelettest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ReadOnlyPort is the kubelet's read-only HTTP port (readOnlyPort), on
+// 127.0.0.1 of its own network namespace: it serves /metrics and /pods
+// without authentication (InstallDefaultHandlers in
+// pkg/kubelet/server/server.go at v1.37.2). Nothing outside the kubelet's
+// network namespace can reach it; [Kubelet.Get] dials from inside.
+const ReadOnlyPort = 10355
+
+// Get fetches path (such as "/metrics") from the kubelet's read-only port
+// and returns the body.
+func (k *Kubelet) Get(ctx context.Context, path string) (string, error) {
+	if k.cmd == nil || k.cmd.Process == nil {
+		return "", errors.New("kubelettest: the kubelet is not running")
+	}
+	pid := k.cmd.Process.Pid
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialInNetns(ctx, pid, network, addr)
+		},
+		DisableKeepAlives: true,
+	}}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+strconv.Itoa(ReadOnlyPort)+path, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("kubelettest: GET %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return "", fmt.Errorf("kubelettest: GET %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("kubelettest: GET %s: %s: %s", path, resp.Status, body)
+	}
+	return string(body), nil
+}
+
+// dialInNetns dials addr from inside the network namespace of process pid.
+// The socket is made on a thread that enters that namespace and is never
+// given back: the goroutine ends locked to it, so the Go runtime ends the
+// thread too, and no other goroutine ever runs in the namespace.
+func dialInNetns(ctx context.Context, pid int, network, addr string) (net.Conn, error) {
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		fd, err := unix.Open(filepath.Join("/proc", strconv.Itoa(pid), "ns", "net"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			ch <- result{err: &os.PathError{Op: "open", Path: fmt.Sprintf("/proc/%d/ns/net", pid), Err: err}}
+			return
+		}
+		defer unix.Close(fd)
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			ch <- result{err: fmt.Errorf("setns into the network namespace of %d: %w", pid, err)}
+			return
+		}
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, network, addr)
+		ch <- result{conn, err}
+	}()
+	r := <-ch
+	return r.conn, r.err
+}
+
+// Histogram is the sum and count of a Prometheus histogram (or summary).
+type Histogram struct {
+	Sum   float64
+	Count uint64
+}
+
+// Mean returns Sum/Count, or 0 when Count is 0.
+func (h Histogram) Mean() time.Duration {
+	if h.Count == 0 {
+		return 0
+	}
+	return time.Duration(h.Sum / float64(h.Count) * float64(time.Second))
+}
+
+// HistogramOf reads the unlabelled histogram name (such as
+// "kubelet_pleg_relist_duration_seconds") from a text exposition.
+func HistogramOf(exposition, name string) (Histogram, error) {
+	var h Histogram
+	var sum, count bool
+	for _, line := range strings.Split(exposition, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case name + "_sum":
+			v, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				return h, fmt.Errorf("kubelettest: %s: %w", line, err)
+			}
+			h.Sum, sum = v, true
+		case name + "_count":
+			v, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				return h, fmt.Errorf("kubelettest: %s: %w", line, err)
+			}
+			h.Count, count = v, true
+		}
+	}
+	if !sum || !count {
+		return h, fmt.Errorf("kubelettest: no histogram %s in the exposition", name)
+	}
+	return h, nil
+}
+
+// AddStaticPod writes a static pod manifest into the running kubelet's
+// staticPodPath; the kubelet sees it within fileCheckFrequency (1 s).
+func (k *Kubelet) AddStaticPod(name, manifest string) error {
+	if strings.ContainsRune(name, '/') {
+		return fmt.Errorf("kubelettest: static pod file name %q has a slash", name)
+	}
+	dir := filepath.Join(k.Dir, "manifests")
+	tmp := filepath.Join(k.Dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(manifest), 0o600); err != nil {
+		return err
+	}
+	// A rename, so that the kubelet never reads half a file.
+	return os.Rename(tmp, filepath.Join(dir, name))
+}
+
+// errorLine matches a klog error line: "E1203 17:05:41.123456    4242
+// file.go:123] message".
+var errorLine = regexp.MustCompile(`^E\d{4} [\d:.]+\s+\d+ ([^\]]+)\] (.*)$`)
+
+// variable matches what differs between two runs of one error: IDs, hashes,
+// socket paths, durations and numbers.
+var variable = regexp.MustCompile(`[0-9a-f]{12,}|/tmp/[^\s"\\]+|[0-9]+(\.[0-9]+)?(ns|µs|ms|s|m)?`)
+
+// Errors returns the kubelet's error lines so far, each reduced to its
+// source location and message with IDs, paths and numbers replaced by "#",
+// so that the errors of two kubelets can be compared.
+func (k *Kubelet) Errors() []string {
+	var out []string
+	for _, line := range strings.Split(k.Log(), "\n") {
+		m := errorLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		msg := m[2]
+		// The message proper: klog's structured lines quote it, and the
+		// key=value pairs that follow carry the details.
+		if strings.HasPrefix(msg, `"`) {
+			if i := strings.Index(msg[1:], `"`); i >= 0 {
+				msg = msg[:i+2]
+			}
+		}
+		out = append(out, variable.ReplaceAllString(m[1]+"] "+msg, "#"))
+	}
+	return out
+}
+
+// GaugeOf reads the unlabelled gauge or counter name from a text exposition.
+func GaugeOf(exposition, name string) (float64, error) {
+	for _, line := range strings.Split(exposition, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == name {
+			v, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				return 0, fmt.Errorf("kubelettest: %s: %w", line, err)
+			}
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("kubelettest: no %s in the exposition", name)
+}
