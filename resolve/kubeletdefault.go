@@ -46,16 +46,17 @@ func kubeletDefaultSandbox(v version) string {
 //     crOptions.PodSandboxImage in pkg/kubelet/kubelet.go, at v1.23.0 and
 //     v1.28.0; gone at v1.29.0), looked up in the runtime by that name.
 func (r *resolver) checkKubeletVersion() {
-	if r.opts.KubeletVersion == "" {
+	kubeletVer := r.kubeletVer.version
+	if kubeletVer == "" {
 		return
 	}
-	kv, err := parseVersion(r.opts.KubeletVersion)
+	kv, err := parseVersion(kubeletVer)
 	if err != nil || kv.major != 1 {
 		return
 	}
 	if kv.before(1, 23, 0) {
 		r.note("kubelet %s ignores Image.pinned (honoured from 1.23.0): only --%s protects the sandbox image from image GC",
-			r.opts.KubeletVersion, kubeletSandboxFlag)
+			kubeletVer, kubeletSandboxFlag)
 	}
 	if r.kubelet != nil && len(r.kubelet.SandboxArgs) > 0 || !kv.before(1, 29, 0) {
 		return
@@ -66,12 +67,12 @@ func (r *resolver) checkKubeletVersion() {
 	}
 	switch {
 	case r.winner.Image == "":
-		r.note("kubelet %s keeps its built-in default %s out of image GC (no --%s is set)", r.opts.KubeletVersion, def, kubeletSandboxFlag)
+		r.note("kubelet %s keeps its built-in default %s out of image GC (no --%s is set)", kubeletVer, def, kubeletSandboxFlag)
 	case r.relate(def, r.winner.Image) == relSame:
 		r.note("kubelet %s keeps its built-in default %s out of image GC even without --%s: that is the runtime's sandbox image, "+
-			"protected until the kubelet is upgraded to 1.29, which stops doing so", r.opts.KubeletVersion, def, kubeletSandboxFlag)
+			"protected until the kubelet is upgraded to 1.29, which stops doing so", kubeletVer, def, kubeletSandboxFlag)
 	default:
 		r.note("kubelet %s keeps its built-in default %s out of image GC (no --%s is set), not the runtime's %s (%s): "+
-			"only the runtime's own pin protects that one", r.opts.KubeletVersion, def, kubeletSandboxFlag, r.winner.Image, r.winner.Origin)
+			"only the runtime's own pin protects that one", kubeletVer, def, kubeletSandboxFlag, r.winner.Image, r.winner.Origin)
 	}
 }

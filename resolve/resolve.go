@@ -35,7 +35,9 @@ type Options struct {
 
 	// KubeadmVersion is the version of the kubeadm binary that installs or
 	// joins this node ("v1.31.2"); it selects kubeadm's pause image. When it is
-	// empty, the kubeadm config's kubernetesVersion is used instead, with a note.
+	// empty, the version of the root's kubeadm binary or package is used
+	// (see Versions in the package documentation), else the kubeadm config's
+	// kubernetesVersion, with a note.
 	KubeadmVersion string
 
 	// KubeadmConfigPath is a kubeadm config file inside Root
@@ -45,7 +47,8 @@ type Options struct {
 
 	// KubeletVersion is the kubelet's version ("v1.35.0"); it decides whether a
 	// --pod-infra-container-image flag matters (below 1.29), is ignored (1.29
-	// to 1.34) or stops the kubelet (1.35 on).
+	// to 1.34) or stops the kubelet (1.35 on). When it is empty, the version
+	// of the root's kubelet binary or package is used.
 	KubeletVersion string
 
 	// Runtime forces the runtime to resolve for ("containerd", "cri-o",
@@ -54,8 +57,9 @@ type Options struct {
 
 	// RuntimeVersion is the runtime's version, used to pick its built-in
 	// default, its config rules and its pinning facts when Live does not
-	// report one. For cri-dockerd it is the only source: the version its
-	// CRI Version RPC reports is the Docker Engine's, never used.
+	// report one. When it is empty too, the version of the runtime's binary
+	// (its Go build info) or package in Root is used. For cri-dockerd the
+	// version its CRI Version RPC reports is the Docker Engine's, never used.
 	RuntimeVersion string
 
 	// Aliases are the registry aliases used for every comparison;
@@ -109,6 +113,10 @@ type Result struct {
 	// Prepull are the images an installer must pull for this node to work
 	// offline, de-duplicated alias-aware.
 	Prepull []string `json:"prepull"`
+	// Versions are the versions of the runtime, the kubelet and kubeadm
+	// that Resolve found, each with where it was read; the one used for a
+	// component has Used set.
+	Versions []ComponentVersion `json:"versions"`
 }
 
 // Resolve reads every source of the node's sandbox image and decides which
@@ -142,7 +150,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		norm: reference.NewNormalizer(aliases),
 		res: &Result{
 			Candidates: []Candidate{}, Conflicts: []Conflict{}, Notes: []string{},
-			Pins: []string{}, Prepull: []string{}, PinMode: pin.Strict,
+			Pins: []string{}, Prepull: []string{}, PinMode: pin.Strict, Versions: []ComponentVersion{},
 		},
 	}
 	if opts.Live != nil {
@@ -152,13 +160,20 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		}
 		r.live = &info
 	}
-	if err := r.read(newBudget(ctx, root)); err != nil {
+	b := newBudget(ctx, root)
+	if err := r.read(b); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("resolve: %w", context.Cause(ctx))
 		}
 		return nil, err
 	}
 	r.chooseRuntime()
+	if err := r.versions(b); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("resolve: %w", context.Cause(ctx))
+		}
+		return nil, err
+	}
 	if err := r.rereadContainerd(root); err != nil {
 		return nil, err
 	}
@@ -186,7 +201,12 @@ type resolver struct {
 	kubeadm *kubeadmConfig
 
 	runtime    string
-	runtimeVer string
+	runtimeVer string // the runtime's version, "" when unknown (see versions)
+	// runtimeChoice, kubeletVer and kubeadmVer are the versions used and
+	// where they come from.
+	runtimeChoice, kubeletVer, kubeadmVer versionChoice
+	dpkg                                  []dpkgPackage // the packages of interest, once read
+	dpkgRead                              bool
 	// winner is the candidate SandboxImage comes from.
 	winner Candidate
 	// fileCand is the chosen runtime's configured image, if any.
@@ -342,24 +362,6 @@ func (r *resolver) chooseRuntime() {
 		r.note("the live runtime did not identify itself (%q); its report was not used for %s", r.live.Runtime, r.runtime)
 		r.live = nil
 	}
-	r.runtimeVer = r.opts.RuntimeVersion
-	switch {
-	case r.live != nil && r.live.RuntimeVersion != "" && r.runtime == runtimeCRIDockerd:
-		// cri-dockerd answers the Version RPC with RuntimeName "docker" and
-		// the Docker Engine's version (core/docker_service.go, Version, at
-		// v0.3.16: RuntimeVersion: v.Version of Docker's /version).
-		if r.runtimeVer == "" {
-			r.note("cri-dockerd's version is unknown: its CRI Version RPC reports the Docker Engine's version (%s), "+
-				"not cri-dockerd's; give cri-dockerd's own version (`cri-dockerd --version`; --runtime-version, "+
-				"Options.RuntimeVersion) for its default image and pinning", r.live.RuntimeVersion)
-		}
-	case r.live != nil && r.live.RuntimeVersion != "":
-		if r.runtimeVer != "" && r.runtimeVer != r.live.RuntimeVersion {
-			r.note("Options.RuntimeVersion is %s but the live %s reports %s; the live version is used",
-				r.runtimeVer, r.runtime, r.live.RuntimeVersion)
-		}
-		r.runtimeVer = r.live.RuntimeVersion
-	}
 	switch r.runtime {
 	case runtimeCRIO:
 		r.res.PinMode = pin.CRIOCompat
@@ -483,7 +485,8 @@ func (r *resolver) runtimeImage() {
 		if err != nil {
 			r.note("no built-in default sandbox image known for %s %s", r.runtime, r.runtimeVer)
 		} else {
-			c := r.add(Candidate{Image: img, Source: RuntimeDefault, Origin: "default of " + r.runtime + " " + r.runtimeVer, Role: RuntimeUses})
+			c := r.add(Candidate{Image: img, Source: RuntimeDefault,
+				Origin: "default of " + r.runtime + " " + r.runtimeVer + r.runtimeChoice.from(), Role: RuntimeUses})
 			defCand = &c
 		}
 	}
@@ -511,8 +514,8 @@ func (r *resolver) runtimeImage() {
 		if r.live != nil && r.runtime == runtimeContainerd && !r.live.SandboxImageReported {
 			r.note("containerd 2.x does not report its sandbox image over CRI and no config file sets it")
 		}
-		r.note("cannot tell %s's sandbox image: no config file sets it and its version is unknown "+
-			"(give Options.RuntimeVersion or Options.Live)", r.runtime)
+		r.note("cannot tell %s's sandbox image: no config file sets it and its version is unknown: no binary's Go build info "+
+			"or installed package states it (give Options.RuntimeVersion or Options.Live)", r.runtime)
 	}
 	r.res.SandboxImage = r.winner.Image
 	r.exactPinCheck()
@@ -729,10 +732,11 @@ func (r *resolver) checkKubelet() {
 	}
 	var kv version
 	known := false
-	if r.opts.KubeletVersion != "" {
-		v, err := parseVersion(r.opts.KubeletVersion)
+	kubeletVer := r.kubeletVer.version
+	if kubeletVer != "" {
+		v, err := parseVersion(kubeletVer)
 		if err != nil {
-			r.note("Options.KubeletVersion %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.opts.KubeletVersion)
+			r.note("%s %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.kubeletVer.fact.Origin, kubeletVer)
 		} else {
 			kv, known = v, true
 		}
@@ -742,12 +746,12 @@ func (r *resolver) checkKubelet() {
 		for i, c := range cands {
 			at := r.kubelet.SandboxArgs[i]
 			r.conflict(c, Candidate{}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
-				r.opts.KubeletVersion, kubeletSandboxFlag, strings.Fields(at.Key)[0], at.origin())
+				kubeletVer, kubeletSandboxFlag, strings.Fields(at.Key)[0], at.origin())
 		}
 		return
 	case known && !kv.before(1, 29, 0):
 		r.note("kubelet %s ignores --%s (%s) for image garbage collection: only the runtime's pinning protects the sandbox image; "+
-			"remove the flag from %s before upgrading to 1.35, which rejects it", r.opts.KubeletVersion, kubeletSandboxFlag, eff.Origin, effAt.Path)
+			"remove the flag from %s before upgrading to 1.35, which rejects it", kubeletVer, kubeletSandboxFlag, eff.Origin, effAt.Path)
 		if r.winner.Image != "" && r.relate(eff.Image, r.winner.Image) == relDiffer {
 			r.note("--%s=%s (%s) differs from the runtime's %s (%s)", kubeletSandboxFlag, eff.Image, eff.Origin, r.winner.Image, r.winner.Origin)
 		}
@@ -766,7 +770,7 @@ func (r *resolver) checkKubelet() {
 
 // checkKubeadm compares kubeadm's expected pause image with the runtime's.
 func (r *resolver) checkKubeadm() {
-	kv := r.opts.KubeadmVersion
+	kv := r.kubeadmVer.version
 	var repo *found
 	if r.kubeadm != nil {
 		repo = r.kubeadm.ImageRepository
@@ -791,7 +795,7 @@ func (r *resolver) checkKubeadm() {
 		r.note("kubeadm %s: %v", kv, err)
 		return
 	}
-	c := Candidate{Image: img, Source: KubeadmDefault, Origin: "default of kubeadm " + kv, Role: InstallerPulls}
+	c := Candidate{Image: img, Source: KubeadmDefault, Origin: "default of kubeadm " + kv + r.kubeadmVer.from(), Role: InstallerPulls}
 	if repo != nil {
 		c.Source, c.Origin = KubeadmConfig, repo.origin()
 	}
