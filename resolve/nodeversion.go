@@ -282,6 +282,9 @@ func (r *resolver) nodeVersions(b *budget, comp component, first string) ([]vers
 	}
 	var facts []versionFact
 	for _, p := range paths {
+		if !r.dirExists(src, path.Dir(p)) {
+			continue
+		}
 		bi, err := readBuildInfo(src, p)
 		if berr := b.failed(); berr != nil {
 			return nil, berr
@@ -324,6 +327,23 @@ func (r *resolver) nodeVersions(b *budget, comp component, first string) ([]vers
 		}
 	}
 	return facts, nil
+}
+
+// dirExists reports whether dir is a directory in the root, asking once
+// per Resolve call: a root without /usr/local/bin then costs one lookup,
+// not one per component (a failed lookup through DirFS costs tens of
+// microseconds).
+func (r *resolver) dirExists(src *sourceFS, dir string) bool {
+	if ok, seen := r.dirs[dir]; seen {
+		return ok
+	}
+	fi, err := src.Stat(dir)
+	ok := err == nil && fi.IsDir()
+	if r.dirs == nil {
+		r.dirs = map[string]bool{}
+	}
+	r.dirs[dir] = ok
+	return ok
 }
 
 // packages returns the installed packages of the dpkg database that

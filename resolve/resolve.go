@@ -207,6 +207,7 @@ type resolver struct {
 	runtimeChoice, kubeletVer, kubeadmVer versionChoice
 	dpkg                                  []dpkgPackage // the packages of interest, once read
 	dpkgRead                              bool
+	dirs                                  map[string]bool // binary directories' existence, once looked up
 	// winner is the candidate SandboxImage comes from.
 	winner Candidate
 	// fileCand is the chosen runtime's configured image, if any.
