@@ -91,7 +91,46 @@
 //     the Docker Engine's version: cri-dockerd's own comes only from
 //     Options.RuntimeVersion, and is otherwise unknown (a note says so).
 //   - the built-in default ([RuntimeDefault]): [RuntimeDefaultImage] for the
-//     runtime and its version (Options.RuntimeVersion when Live gives none).
+//     runtime and its version (see Versions).
+//
+// # Versions
+//
+// The runtime's version picks its built-in default, the rules for its
+// config file and the pinning notes; the kubelet's decides what its
+// --pod-infra-container-image does; kubeadm's gives its pause image. Each
+// is taken from the first of these that states it, and
+// [Result.Versions] lists every statement found ([ComponentVersion], with
+// its Origin):
+//
+//  1. the live runtime's Version RPC (Options.Live), except for
+//     cri-dockerd, whose RPC reports the Docker Engine's version;
+//  2. Options.RuntimeVersion, Options.KubeletVersion, Options.KubeadmVersion;
+//  3. the Go build info of the component's binary (as `go version -m` shows
+//     it), read from the file and never run: the path the cri-dockerd
+//     unit's ExecStart names, then /usr/local/bin, /usr/bin and /opt/bin
+//     (the order of systemd's default PATH) with the names containerd,
+//     crio, cri-dockerd, kubelet and kubeadm. The version is the main
+//     module's ("github.com/containerd/containerd/v2 v2.4.2",
+//     "k8s.io/kubernetes v1.37.2") when the binary is built from the
+//     component's module, else the value the recorded -ldflags give one of
+//     its version variables with -X (containerd's version.Version,
+//     cri-dockerd's cmd/version.Version, Kubernetes' gitVersion). A
+//     pseudo-version or "(devel)" is no version; a binary built from
+//     another module, a file that is no Go executable and a binary that
+//     states no version (Debian's containerd is built outside module mode)
+//     are notes;
+//  4. the dpkg package database, /var/lib/dpkg/status: the installed (or
+//     held) packages containerd (Debian, Ubuntu), containerd.io (Docker's
+//     repository), cri-o, cri-dockerd, kubelet and kubeadm. The Debian
+//     version's upstream part is used ("1.6.20~ds1-1+deb12u3" is 1.6.20). A
+//     malformed database is a [*ConfigError] with its line; one larger than
+//     4 MiB is a note. RPM databases are not read.
+//
+// Where two statements name different versions, a note says which was
+// used and what the difference means (a packaged binary replaced by
+// another, a version given that is not the node's). When the kubeadm
+// version is known from none of them, the kubeadm config's
+// kubernetesVersion is used, with a note.
 //
 // # Authority
 //
@@ -227,6 +266,14 @@
 //     1 MiB repeated by aliases, 1000 anchors and aliases and 1000 non-empty
 //     documents. kubeadm writes about five levels, 500 nodes, no anchors and
 //     five documents.
+//   - Binaries are read like configs (the root's confinement, regular files
+//     only), through [io.ReaderAt] when the file system's files offer it
+//     (DirFS's and fstest.MapFS's do; on others the build info is not
+//     read, with a note), at most 8 MiB each: debug/buildinfo reads the
+//     headers and the .go.buildinfo section, about 30 KiB of a 56 MB
+//     containerd. A file that is no Go executable, or that the reader
+//     fails on, is a note that names it. Binaries do not count against the
+//     16 MiB of the node's files.
 //   - cri-dockerd's unit and the kubelet's environment files are read in
 //     linear time, with at most 4096 words in one ExecStart or flags
 //     variable, 256 ExecStart= lines in a unit with its drop-ins and 1024

@@ -74,3 +74,28 @@ func ExampleRuntimeDefaultImage() {
 	// Output:
 	// registry.k8s.io/pause:3.10.1 <nil>
 }
+
+// ExampleComponentVersion resolves a Debian node whose containerd config
+// sets no sandbox image: the version in the package database picks
+// containerd's built-in default.
+func ExampleComponentVersion() {
+	node := fstest.MapFS{
+		"etc/containerd/config.toml": {Data: []byte("version = 2\n")},
+		"var/lib/dpkg/status": {Data: []byte("Package: containerd\nStatus: install ok installed\n" +
+			"Architecture: amd64\nVersion: 1.6.20~ds1-1+deb12u3\n\n")},
+	}
+	res, err := resolve.Resolve(context.Background(), resolve.Options{Root: node})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("sandbox image:", res.SandboxImage)
+	fmt.Println("from:", res.Candidates[0].Origin)
+	for _, v := range res.Versions {
+		fmt.Printf("%s %s at %s (used: %v)\n", v.Component, v.Version, v.Origin, v.Used)
+	}
+	// Output:
+	// sandbox image: registry.k8s.io/pause:3.6
+	// from: default of containerd 1.6.20 (version from /var/lib/dpkg/status:4)
+	// containerd 1.6.20~ds1-1+deb12u3 at /var/lib/dpkg/status:4 (used: true)
+}

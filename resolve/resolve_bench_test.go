@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"testing/fstest"
+
+	"github.com/stretchr/testify/require"
 )
 
 // loadTree copies a node tree into memory so the benchmark measures
@@ -57,6 +59,34 @@ func BenchmarkResolve(b *testing.B) {
 			name: "cri-dockerd/disk",
 			root: func(b *testing.B) fs.FS { return os.DirFS(nodeRoot(b, "cri-dockerd")) },
 			opts: Options{KubeletVersion: "v1.35.0"},
+		},
+		{
+			// No binaries and no package database: the version sources
+			// cost a few failed lookups through DirFS.
+			name: "containerd-2.2-v3-imports/dirfs",
+			root: func(b *testing.B) fs.FS { return DirFS(nodeRoot(b, "containerd-2.2-v3-imports")) },
+			opts: Options{RuntimeVersion: "2.2.9", KubeadmVersion: "v1.34.1", KubeadmConfigPath: "etc/kubernetes/kubeadm.yaml"},
+		},
+		{
+			// Debian 12's containerd: its default config and its dpkg
+			// stanza, the version from the package database.
+			name: "debian-dpkg/dirfs",
+			root: func(b *testing.B) fs.FS { return DirFS(nodeRoot(b, "containerd-1.6-debian-dpkg")) },
+		},
+		{
+			// The module-built containerd 2.4.2 (56 MB), kubelet and
+			// kubeadm v1.37.2 in /usr/local/bin and /usr/bin, each read for
+			// its build info.
+			name: "containerd-2.4.2-kubelet-kubeadm-binaries/dirfs",
+			root: func(b *testing.B) fs.FS {
+				root := b.TempDir()
+				require.NoError(b, os.MkdirAll(root+"/etc/containerd", 0o750))
+				require.NoError(b, os.WriteFile(root+"/etc/containerd/config.toml", []byte("version = 4\n"), 0o600))
+				placeBinary(b, root, "usr/local/bin/containerd", realBinary(b, containerd242))
+				placeBinary(b, root, "usr/bin/kubelet", realBinary(b, kubelet1372))
+				placeBinary(b, root, "usr/bin/kubeadm", realBinary(b, kubeadm1372))
+				return DirFS(root)
+			},
 		},
 	}
 	for _, bb := range benches {

@@ -45,6 +45,15 @@ var nodeTests = []struct {
 		wantPrepull: []string{"registry.k8s.io/pause:3.6", "registry.k8s.io/pause:3.9"},
 	},
 	{
+		// No version given: the package database says 1.6.20.
+		node:        "containerd-1.6-debian-dpkg",
+		wantImage:   "registry.k8s.io/pause:3.6",
+		wantRuntime: "containerd", wantWinner: RuntimeDefault,
+		wantNotes:   []string{"containerd 1.6.20 never reports Image.pinned"},
+		wantPins:    []string{"registry.k8s.io/pause:3.6"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.6"},
+	},
+	{
 		node:        "containerd-1.7-alias",
 		opts:        Options{RuntimeVersion: "v1.7.20", KubeadmVersion: "v1.28.4"},
 		wantImage:   "k8s.gcr.io/pause:3.9",
