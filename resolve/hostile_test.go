@@ -775,3 +775,29 @@ func TestDirFSSlash(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, fi.IsDir())
 }
+
+// TestResolveHostileBinaries checks that binaries are read like configs: a
+// symbolic link out of the root resolves inside it, and a FIFO or a
+// directory at a binary's path is a note, read nothing and block nothing.
+func TestResolveHostileBinaries(t *testing.T) {
+	t.Parallel()
+	src := realBinary(t, containerd242)
+	root := writeTree(t, map[string]string{"etc/containerd/config.toml": "version = 4\n", dpkgStatus: debianStatus(t)}, nil)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "usr/local/bin"), 0o750))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "usr/bin/containerd"), 0o750))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "opt/bin"), 0o750))
+	// An absolute link to the host's containerd 2.4.2: inside the root it
+	// names /root/.cache/..., which does not exist there.
+	require.NoError(t, os.Symlink(src, filepath.Join(root, "usr/local/bin/containerd")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "opt/bin/containerd"), 0o600))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := Resolve(ctx, Options{Root: DirFS(root)})
+	require.NoError(t, err)
+	assert.Equal(t, []ComponentVersion{
+		{Component: "containerd", Version: "1.6.20~ds1-1+deb12u3", Origin: "/var/lib/dpkg/status:8", Used: true},
+	}, res.Versions, "the link out of the root must not be followed")
+	assert.True(t, containsSub(res.Notes, "/usr/bin/containerd: not a regular file: it is a directory"), "notes %q", res.Notes)
+	assert.True(t, containsSub(res.Notes, "/opt/bin/containerd: not a regular file: it is a named pipe (FIFO)"), "notes %q", res.Notes)
+}
