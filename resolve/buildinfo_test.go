@@ -64,6 +64,22 @@ func realBinary(t testing.TB, p string) string {
 // placeBinary puts the real binary src at name inside root, as a hard link
 // when it can (the binaries are 50-100 MB) or a copy: never a symbolic
 // link, which would point out of the root.
+// checkVersion checks what binaryVersion returned: an error holding
+// wantError and no version when wantError is set, else want. It reports
+// whether the call succeeded as wanted.
+func checkVersion(t *testing.T, got string, err error, want, wantError string) bool {
+	t.Helper()
+	if wantError != "" {
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), wantError)
+		assert.Empty(t, got)
+		return false
+	}
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	return true
+}
+
 func placeBinary(t testing.TB, root, name, src string) {
 	t.Helper()
 	dst := filepath.Join(root, filepath.FromSlash(name))
@@ -92,15 +108,9 @@ func TestReadBuildInfoReal(t *testing.T) {
 			bi, err := readBuildInfo(DirFS(root), "usr/bin/x")
 			require.NoError(t, err)
 			got, from, err := binaryVersion(bi, componentOf(tt.comp))
-			if tt.wantError != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tt.wantError)
-				assert.Empty(t, got)
-				return
+			if checkVersion(t, got, err, tt.want, tt.wantError) {
+				assert.Equal(t, tt.wantFrom, from)
 			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-			assert.Equal(t, tt.wantFrom, from)
 		})
 	}
 }
@@ -231,16 +241,7 @@ func TestBinaryVersion(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			got, _, err := binaryVersion(&tt.bi, componentOf(tt.comp))
-			if tt.wantError != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tt.wantError)
-				assert.Empty(t, got)
-				return
-			}
-			require.NoError(t, err)
-			if got != tt.want {
-				t.Errorf("binaryVersion(%s) = %q, want %q", tt.name, got, tt.want)
-			}
+			checkVersion(t, got, err, tt.want, tt.wantError)
 		})
 	}
 }
