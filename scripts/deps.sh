@@ -27,7 +27,16 @@ CONTAINERD_2_4_VERSION=v2.4.2
 CRIO_VERSION=v1.36.3
 KUBEADM_VERSION=v1.37.2
 KUBELET_VERSION=v1.37.2
-DEBIAN_PACKAGES="containerd runc conmon skopeo libseccomp-dev pkg-config make gcc"
+# cri-dockerd: the oldest release the module proxy serves and the newest
+# (issue 20: v0.3.14, v0.3.17, v0.4.0, v0.4.3 and v0.4.4 download; v0.4.1,
+# v0.4.2, v0.3.15, v0.3.16, v0.3.18-v0.3.21, v0.3.13 and older are refused).
+# v0.4.0 is left out: it refuses Docker APIs older than 1.42
+# (MinimumDockerAPIVersion in libdocker/client.go at v0.4.0; v0.3.14 and
+# v0.4.4 accept 1.26), and Debian 12's Docker Engine speaks 1.41.
+CRI_DOCKERD_VERSIONS="v0.3.14 v0.4.4"
+# docker.io is Docker Engine 20.10.24 (Debian 12), the engine cri-dockerd
+# talks to; it runs its own containerd from Debian's containerd package.
+DEBIAN_PACKAGES="containerd runc conmon skopeo libseccomp-dev pkg-config make gcc docker.io"
 
 # containerd's optional snapshotters need C headers or kernel features that
 # test machines lack; none of them is used by the tests.
@@ -125,6 +134,26 @@ build_k8s() {
 	touch "$dir/.done"
 }
 
+# build_cridockerd VERSION: github.com/Mirantis/cri-dockerd at VERSION into
+# $CACHE/cri-dockerd/VERSION. `go install` refuses the module (its go.mod
+# has replace directives) and a scratch module that requires it fails in
+# tidy ("ambiguous import cloud.google.com/go/compute/metadata"), so build
+# inside a writable copy of the module itself, with the Makefile's version
+# stamp (without it `cri-dockerd --version` says "dev (HEAD)"); the commit
+# is the one the module proxy names for the tag.
+build_cridockerd() {
+	local version=$1 dir src mod commit
+	dir=$CACHE/cri-dockerd/$version
+	done_in "$dir" && return 0
+	src=$CACHE/src/cri-dockerd-$version
+	mod=$(go mod download -json "github.com/Mirantis/cri-dockerd@$version")
+	commit=$(printf '%s\n' "$mod" | sed -n 's/.*"Hash": "\(.*\)",*/\1/p')
+	rm -rf "$src" && cp -r "$(printf '%s\n' "$mod" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')" "$src" && chmod -R u+w "$src"
+	(cd "$src" && mkdir -p "$dir" &&
+		GOFLAGS=-mod=mod go build -trimpath -ldflags "-X github.com/Mirantis/cri-dockerd/cmd/version.Version=${version#v} -X github.com/Mirantis/cri-dockerd/cmd/version.GitCommit=${commit:0:7}" -o "$dir/cri-dockerd" .)
+	touch "$dir/.done"
+}
+
 # job NAME CMD...: run CMD in the background, logging to logs/NAME.log,
 # at most $JOBS at once.
 pids=() names=()
@@ -167,6 +196,9 @@ if [ "$root" = 1 ]; then
 	fi
 	# The longest builds first, so that the short ones fill the gaps.
 	job crio build_crio
+	for v in $CRI_DOCKERD_VERSIONS; do
+		job "cri-dockerd-$v" build_cridockerd "$v"
+	done
 	job kubeadm build_k8s kubeadm "$KUBEADM_VERSION"
 	job kubelet build_k8s kubelet "$KUBELET_VERSION"
 	job containerd-$CONTAINERD_1_7_VERSION build_containerd17
@@ -207,6 +239,12 @@ wait_all
 		echo "export SANDBOXPIN_KUBEADM_VERSION='$KUBEADM_VERSION'"
 		echo "export SANDBOXPIN_KUBELET='$CACHE/kubelet/$KUBELET_VERSION/kubelet'"
 		echo "export SANDBOXPIN_KUBELET_VERSION='$KUBELET_VERSION'"
+		echo "export SANDBOXPIN_DOCKERD='$(command -v dockerd || echo /usr/sbin/dockerd)'"
+		# Debian's client, not another docker earlier in PATH
+		echo "export SANDBOXPIN_DOCKER='/usr/bin/docker'"
+		for v in $CRI_DOCKERD_VERSIONS; do
+			echo "export SANDBOXPIN_CRI_DOCKERD_$(echo "${v#v}" | tr . _)='$CACHE/cri-dockerd/$v/cri-dockerd'"
+		done
 		echo "export SANDBOXPIN_CONTAINERD_2_4_SHIM='$CACHE/containerd-shim-runc-v2/$CONTAINERD_2_4_VERSION/containerd-shim-runc-v2'"
 	fi
 } >"$CACHE/env.sh"

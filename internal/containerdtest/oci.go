@@ -142,6 +142,97 @@ type imageConfig struct {
 	} `json:"rootfs"`
 }
 
+// imageBlobs returns img's one layer (gzip'd) and its config.
+func imageBlobs(img Image) (gz, config []byte, err error) {
+	gz, diffID, err := layer(strings.Join(img.Names, "\n")+"\n", img.Executable)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cfg imageConfig
+	cfg.Architecture, cfg.OS = runtime.GOARCH, "linux"
+	cfg.Config.Entrypoint = []string{"/pause"}
+	cfg.Config.Labels = map[string]string{"io.sandboxpin.test.image": img.Names[0]}
+	cfg.RootFS.Type = "layers"
+	cfg.RootFS.DiffIDs = []string{diffID}
+	config, err = json.Marshal(cfg)
+	return gz, config, err
+}
+
+// WriteDockerArchive writes a `docker save` archive (manifest.json, one
+// config and one layer per image) holding images to path, for `docker
+// load`: Docker Engine 20.10 loads no OCI layout (it reads manifest.json
+// only; image/tarexport/load.go at v20.10.24). The images are those
+// WriteArchive writes, with the same IDs, which it returns in order.
+func WriteDockerArchive(path string, images []Image) ([]string, error) {
+	type entry struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
+	}
+	var (
+		entries []entry
+		files   []tarFile
+		ids     []string
+	)
+	for i, img := range images {
+		if len(img.Names) == 0 {
+			return nil, fmt.Errorf("containerdtest: image %d has no name", i)
+		}
+		gz, cfg, err := imageBlobs(img)
+		if err != nil {
+			return nil, err
+		}
+		cfgSum, layerSum := sha256.Sum256(cfg), sha256.Sum256(gz)
+		cfgName := hex.EncodeToString(cfgSum[:]) + ".json"
+		layerName := hex.EncodeToString(layerSum[:]) + "/layer.tar"
+		ids = append(ids, "sha256:"+hex.EncodeToString(cfgSum[:]))
+		entries = append(entries, entry{Config: cfgName, RepoTags: img.Names, Layers: []string{layerName}})
+		files = append(files, tarFile{cfgName, cfg}, tarFile{layerName, gz})
+	}
+	manifest, err := json.Marshal(entries)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, tarFile{"manifest.json", manifest})
+	data, err := writeTar(files)
+	if err != nil {
+		return nil, err
+	}
+	return ids, os.WriteFile(path, data, 0o600)
+}
+
+// tarFile is a file of an archive being written.
+type tarFile struct {
+	name string
+	data []byte
+}
+
+// writeTar returns a tar of files, with the directories their names need,
+// every time stamp at epoch.
+func writeTar(files []tarFile) ([]byte, error) {
+	var out bytes.Buffer
+	tw := tar.NewWriter(&out)
+	dirs := map[string]bool{}
+	for _, f := range files {
+		if i := strings.LastIndexByte(f.name, '/'); i > 0 && !dirs[f.name[:i+1]] {
+			dirs[f.name[:i+1]] = true
+			if err := tw.WriteHeader(&tar.Header{Name: f.name[:i+1], Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
+				return nil, err
+			}
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
 // WriteArchive writes an OCI image layout tar holding images to path. Each
 // image gets its own layer and config (its content names the image), so
 // distinct images have distinct IDs; the archive is reproducible. It returns
@@ -154,21 +245,12 @@ func WriteArchive(path string, images []Image) ([]string, error) {
 		if len(img.Names) == 0 {
 			return nil, fmt.Errorf("containerdtest: image %d has no name", i)
 		}
-		gz, diffID, err := layer(strings.Join(img.Names, "\n")+"\n", img.Executable)
+		gz, cfg, err := imageBlobs(img)
 		if err != nil {
 			return nil, err
 		}
 		layerDesc := store.add(mediaTypeLayer, gz)
-		var cfg imageConfig
-		cfg.Architecture, cfg.OS = runtime.GOARCH, "linux"
-		cfg.Config.Entrypoint = []string{"/pause"}
-		cfg.Config.Labels = map[string]string{"io.sandboxpin.test.image": img.Names[0]}
-		cfg.RootFS.Type = "layers"
-		cfg.RootFS.DiffIDs = []string{diffID}
-		cfgDesc, err := store.addJSON(mediaTypeConfig, cfg)
-		if err != nil {
-			return nil, err
-		}
+		cfgDesc := store.add(mediaTypeConfig, cfg)
 		ids = append(ids, cfgDesc.Digest)
 		man := map[string]any{
 			"schemaVersion": 2,
