@@ -42,8 +42,17 @@ type Info struct {
 	// RuntimeUnknown.
 	Runtime string
 	// RuntimeVersion is the runtime's version, "" when unknown. The Info map
-	// does not carry it; the live client takes it from the Version RPC.
+	// does not carry it; the live client takes it from the Version RPC,
+	// except for cri-dockerd, whose Version RPC states no version of its
+	// own (see EngineVersion).
 	RuntimeVersion string
+	// EngineVersion is the version of the engine behind the CRI server when
+	// that is another program: Docker Engine's, for cri-dockerd, whose
+	// Version RPC answers RuntimeName "docker" and the Docker Engine's
+	// version (core/docker_service.go, Version, at v0.4.0 and v0.4.4; seen
+	// live: "20.10.24+dfsg1" from cri-dockerd 0.4.0 and 0.4.4). "" for
+	// containerd and CRI-O, and when unknown.
+	EngineVersion string
 	// SandboxImage is the sandbox image exactly as the runtime reports it
 	// (not normalized), "" when SandboxImageReported is false.
 	SandboxImage string

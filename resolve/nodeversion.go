@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
 )
 
 // ComponentVersion is one statement of a node component's version and
@@ -146,6 +148,11 @@ func (c versionChoice) from() string {
 func (r *resolver) versions(b *budget) error {
 	if r.runtime != "" {
 		var facts []versionFact
+		// No cri-dockerd release states its own version over CRI:
+		// criinfo/cri moves the Docker Engine's to EngineVersion, and a
+		// Live of another making may still carry it in RuntimeVersion
+		// (as criinfo/cri did before issue 20), so for cri-dockerd the
+		// live answer is never used.
 		if r.live != nil && r.live.RuntimeVersion != "" && r.runtime != runtimeCRIDockerd {
 			facts = append(facts, r.fact(r.runtime, r.live.RuntimeVersion, "live Version RPC", factLive))
 		}
@@ -162,14 +169,14 @@ func (r *resolver) versions(b *budget) error {
 		}
 		r.runtimeChoice = r.decide(append(facts, node...))
 		r.runtimeVer = r.runtimeChoice.version
-		if r.live != nil && r.live.RuntimeVersion != "" && r.runtime == runtimeCRIDockerd && r.runtimeVer == "" {
+		if engine := engineVersion(r.live); engine != "" && r.runtime == runtimeCRIDockerd && r.runtimeVer == "" {
 			// cri-dockerd answers the Version RPC with RuntimeName "docker"
 			// and the Docker Engine's version (core/docker_service.go,
-			// Version, at v0.3.16: RuntimeVersion: v.Version of Docker's
-			// /version).
+			// Version, at v0.3.16 and v0.4.4: RuntimeVersion: v.Version of
+			// Docker's /version; seen live, TestLiveCRIDockerdVersion).
 			r.note("cri-dockerd's version is unknown: its CRI Version RPC reports the Docker Engine's version (%s), "+
 				"not cri-dockerd's, and no cri-dockerd binary or package on the node states one; give cri-dockerd's own version "+
-				"(`cri-dockerd --version`; --runtime-version, Options.RuntimeVersion) for its default image and pinning", r.live.RuntimeVersion)
+				"(`cri-dockerd --version`; --runtime-version, Options.RuntimeVersion) for its default image and pinning", engine)
 		}
 	}
 	for _, c := range []struct {
@@ -297,6 +304,12 @@ func (r *resolver) nodeVersions(b *budget, comp component, first string) ([]vers
 			continue
 		}
 		v, detail, err := binaryVersion(bi, comp)
+		if err != nil && r.opts.BinaryVersion != nil {
+			if f, ok := r.askBinary(b, comp, p, err); ok {
+				facts = append(facts, f)
+			}
+			continue
+		}
 		if err != nil {
 			r.note("%s has Go build info, but %v; %s's version was not read from it", nodePath(p), err, comp.name)
 			continue
@@ -367,4 +380,34 @@ func (r *resolver) packages(b *budget) ([]dpkgPackage, error) {
 	}
 	r.dpkg, err = parseDpkgStatus(data, wantPackage)
 	return r.dpkg, err
+}
+
+// engineVersion is the Docker Engine's version a live cri-dockerd reported:
+// EngineVersion from criinfo/cri, or RuntimeVersion from a Live that still
+// puts it there. "" without a live answer.
+func engineVersion(live *criinfo.Info) string {
+	if live == nil {
+		return ""
+	}
+	if live.EngineVersion != "" {
+		return live.EngineVersion
+	}
+	return live.RuntimeVersion
+}
+
+// askBinary asks Options.BinaryVersion for the version of comp's binary p,
+// whose build info states none (why), and notes what goes wrong.
+func (r *resolver) askBinary(b *budget, comp component, p string, why error) (versionFact, bool) {
+	v, err := r.opts.BinaryVersion(b.ctx, comp.name, nodePath(p))
+	if err == nil {
+		if _, perr := parseVersion(v); perr != nil {
+			err = fmt.Errorf("%q is not a release version", v)
+		}
+	}
+	if err != nil {
+		r.note("%s has Go build info, but %v, and asking the binary failed: %v; %s's version was not read from it",
+			nodePath(p), why, err, comp.name)
+		return versionFact{}, false
+	}
+	return r.fact(comp.name, v, nodePath(p)+" (--version)", factBinary), true
 }

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,7 @@ const (
 	crio1363      = "~/.cache/sandboxpin/crio/v1.36.3/crio"
 	kubelet1372   = "~/.cache/sandboxpin/kubelet/v1.37.2/kubelet"
 	kubeadm1372   = "~/.cache/sandboxpin/kubeadm/v1.37.2/kubeadm"
+	criDockerd044 = "~/.cache/sandboxpin/cri-dockerd/v0.4.4/cri-dockerd"
 )
 
 func debianStatus(t testing.TB) string {
@@ -175,6 +177,55 @@ func TestResolveNodeVersions(t *testing.T) {
 			},
 			wantConflict: "kubeadm 1.31.2 pre-pulls and expects registry.k8s.io/pause:3.10 but containerd starts sandboxes with registry.k8s.io/pause:3.6",
 			wantNotes:    []string{"kubelet 1.28.4 keeps its built-in default registry.k8s.io/pause:3.9 out of image GC"},
+		},
+		{
+			// Built as its Makefile builds it (-trimpath, -X version stamp),
+			// cri-dockerd's build info states no version: only the binary
+			// tells, when the caller lets it run (Options.BinaryVersion).
+			name: "cri-dockerd: a build without a stated version, asked through BinaryVersion",
+			files: map[string]string{
+				"lib/systemd/system/cri-docker.service": "[Service]\nExecStart=/usr/bin/cri-dockerd --container-runtime-endpoint fd://\n",
+			},
+			binaries: map[string]string{"usr/bin/cri-dockerd": criDockerd044},
+			opts: Options{Live: fakeLive{info: criinfo.Info{Runtime: "cri-dockerd", EngineVersion: "20.10.24+dfsg1"}},
+				BinaryVersion: func(_ context.Context, component, path string) (string, error) {
+					if component != "cri-dockerd" || path != "/usr/bin/cri-dockerd" {
+						return "", fmt.Errorf("asked for %s at %s", component, path)
+					}
+					return "0.4.4", nil
+				}},
+			wantImage:  "registry.k8s.io/pause:3.10",
+			wantOrigin: "default of cri-dockerd 0.4.4 (version from /usr/bin/cri-dockerd (--version))",
+			wantVersions: []ComponentVersion{
+				{Component: "cri-dockerd", Version: "0.4.4", Origin: "/usr/bin/cri-dockerd (--version)", Used: true},
+			},
+			wantNoNote: "Docker Engine's version",
+		},
+		{
+			name: "cri-dockerd: BinaryVersion fails",
+			files: map[string]string{
+				"lib/systemd/system/cri-docker.service": "[Service]\nExecStart=/usr/bin/cri-dockerd --container-runtime-endpoint fd://\n",
+			},
+			binaries: map[string]string{"usr/bin/cri-dockerd": criDockerd044},
+			opts: Options{Live: fakeLive{info: criinfo.Info{Runtime: "cri-dockerd", EngineVersion: "20.10.24+dfsg1"}},
+				BinaryVersion: func(context.Context, string, string) (string, error) { return "dev (HEAD)", nil }},
+			wantNotes: []string{
+				`/usr/bin/cri-dockerd has Go build info, but it states no version`,
+				`and asking the binary failed: "dev (HEAD)" is not a release version`,
+				"its CRI Version RPC reports the Docker Engine's version (20.10.24+dfsg1)",
+			},
+		},
+		{
+			name: "cri-dockerd: a build without a stated version, not asked",
+			files: map[string]string{
+				"lib/systemd/system/cri-docker.service": "[Service]\nExecStart=/usr/bin/cri-dockerd --container-runtime-endpoint fd://\n",
+			},
+			binaries: map[string]string{"usr/bin/cri-dockerd": criDockerd044},
+			opts:     Options{Live: fakeLive{info: criinfo.Info{Runtime: "cri-dockerd", EngineVersion: "20.10.24+dfsg1"}}},
+			wantNotes: []string{
+				"main module github.com/Mirantis/cri-dockerd (devel); no -X of github.com/Mirantis/cri-dockerd/cmd/version.Version in its recorded -ldflags",
+				"its CRI Version RPC reports the Docker Engine's version (20.10.24+dfsg1)",
+			},
 		},
 		{
 			name: "cri-dockerd: the unit's ExecStart names the binary, the package's version is not read",

@@ -65,6 +65,22 @@ type Options struct {
 	// Aliases are the registry aliases used for every comparison;
 	// reference.DefaultAliases() when nil.
 	Aliases *reference.Aliases
+
+	// BinaryVersion, when set, is asked for the version of a node binary
+	// that Resolve found (the path its unit's ExecStart names, or one in the
+	// binary directories) but whose Go build info states none. cri-dockerd
+	// built as its Makefile builds it is such a binary: -trimpath keeps
+	// the -X version stamp out of the build info (cmd/go records -ldflags
+	// only without -trimpath) and a build from a source archive has main
+	// module version "(devel)", so only `cri-dockerd --version` tells
+	// (seen live on v0.3.14 and v0.4.4, TestLiveCRIDockerdVersion).
+	// Resolve itself never runs a program: the caller decides whether the
+	// binary may run (the CLI runs it only on the live node, not in an
+	// image's Root). component is "containerd", "cri-o", "cri-dockerd",
+	// "kubelet" or "kubeadm"; path is the binary's path in Root
+	// ("/usr/bin/cri-dockerd"). It returns the version as the binary prints
+	// it ("0.4.4"); an error is noted.
+	BinaryVersion func(ctx context.Context, component, path string) (string, error)
 }
 
 // Candidate is one image that one source names for this node's sandbox.
@@ -473,8 +489,11 @@ func (r *resolver) runtimeImage() {
 	var liveCand *Candidate
 	if r.live != nil && r.live.SandboxImageReported && r.live.SandboxImage != "" {
 		ver := r.live.RuntimeVersion
-		if r.runtime == runtimeCRIDockerd && ver != "" {
-			ver = "on Docker Engine " + ver
+		if r.runtime == runtimeCRIDockerd {
+			ver = ""
+			if e := engineVersion(r.live); e != "" {
+				ver = "on Docker Engine " + e
+			}
 		}
 		c := r.add(Candidate{Image: r.live.SandboxImage, Source: RuntimeInfo,
 			Origin: "runtime status (" + strings.TrimSpace(r.runtime+" "+ver) + ")", Role: RuntimeUses})
@@ -597,6 +616,18 @@ func (r *resolver) exactPinCheck() {
 		}
 		want := famRef.Familiar()
 		switch {
+		case plain.Name() != ref.Name():
+			// Seen live (TestLiveCRIDockerdMatrix): 0.4.0 and 0.4.4
+			// configured with k8s.gcr.io/pause:3.10.1 leave
+			// registry.k8s.io/pause:3.10.1 unpinned until `docker tag`.
+			r.note("cri-dockerd %s never pins an alias spelling: %s (%s) is pinned only while Docker stores the image under that "+
+				"very name (`docker tag %s %s`), not when it is stored as %s; write the name `docker images` shows there",
+				r.runtimeVer, img, r.winner.Origin, ref.String(), img, ref.String())
+		case plain.Digest() != "" && plain.Tag() == "":
+			// No tag to suggest: Docker stores the image under whatever
+			// tag it was pulled, loaded or tagged with.
+			r.note("cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: "+
+				"%s (%s) is never pinned; write the name:tag `docker images` shows for %s there", r.runtimeVer, img, r.winner.Origin, plain.Digest())
 		case plain.Digest() != "":
 			r.note("cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: "+
 				"%s (%s) is never pinned; write %s there, as `docker images` shows it", r.runtimeVer, img, r.winner.Origin, want)
@@ -812,6 +843,12 @@ func (r *resolver) checkKubeadm() {
 	where := r.winner.Origin
 	if r.winner.Source == RuntimeDefault || r.winner.Source == RuntimeInfo {
 		where = "the " + r.runtime + " config"
+		// The live report agrees with a file: name its line (a
+		// cri-dockerd unit's ExecStart, seen in TestLiveCRIDockerd of
+		// examples/preflight).
+		if r.fileCand != nil && r.fileCand.Image == r.winner.Image {
+			where = r.fileCand.Origin
+		}
 	}
 	r.compare(c, r.winner, fmt.Sprintf("kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s): "+
 		"an offline node lacks the runtime's image and %s; set the sandbox image at %s to %s, or %s",

@@ -558,6 +558,10 @@ func TestCRIDockerdVersion(t *testing.T) {
 			wantNote: "its CRI Version RPC reports the Docker Engine's version (28.0.1)", wantNoNote: "cri-dockerd 28.0.1",
 		},
 		{
+			name: "Docker's version from criinfo/cri", live: criinfo.Info{Runtime: "cri-dockerd", EngineVersion: "20.10.24+dfsg1"},
+			wantNote: "its CRI Version RPC reports the Docker Engine's version (20.10.24+dfsg1)", wantNoNote: "cri-dockerd 20.10",
+		},
+		{
 			name: "own version picks the default", live: criinfo.Info{Runtime: "cri-dockerd", RuntimeVersion: "28.0.1"},
 			version: "0.3.16", wantImage: "registry.k8s.io/pause:3.9", wantNoNote: "Docker Engine's version",
 		},
@@ -566,6 +570,11 @@ func TestCRIDockerdVersion(t *testing.T) {
 		{name: "Docker Hub image fully qualified", version: "0.4.3", flag: "docker.io/rancher/mirrored-pause:3.6", wantImage: "docker.io/rancher/mirrored-pause:3.6",
 			wantNote: "write rancher/mirrored-pause:3.6 there, as `docker images` shows it"},
 		{name: "other registry short of its tag", version: "0.3.17", flag: "registry.k8s.io/pause", wantImage: "registry.k8s.io/pause", wantNote: "write registry.k8s.io/pause:latest there"},
+		{name: "digest only: no tag to suggest", version: "0.4.4", flag: "registry.k8s.io/pause@sha256:" + strings.Repeat("a", 64),
+			wantImage: "registry.k8s.io/pause@sha256:" + strings.Repeat("a", 64),
+			wantNote:  "is never pinned; write the name:tag `docker images` shows for sha256:aaaa", wantNoNote: "pause:latest"},
+		{name: "alias", version: "0.4.4", flag: "k8s.gcr.io/pause:3.10.1", wantImage: "k8s.gcr.io/pause:3.10.1",
+			wantNote: "cri-dockerd 0.4.4 never pins an alias spelling: k8s.gcr.io/pause:3.10.1"},
 		{name: "other registry in full", version: "0.3.17", flag: "registry.k8s.io/pause:3.10", wantImage: "registry.k8s.io/pause:3.10", wantNoNote: "as `docker images` shows it"},
 	}
 	for _, tt := range tests {

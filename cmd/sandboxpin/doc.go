@@ -35,7 +35,10 @@
 // does: 2.0–2.2 ignore a sandbox_image under [plugins."io.containerd.grpc.v1.cri"]
 // in a version 3 file, 2.3 and later migrate it over pinned_images.sandbox;
 // give --runtime-version (or a socket) when the answer depends on it. For
-// cri-dockerd, the socket's reported version is Docker Engine's, so only
+// cri-dockerd, the socket's reported version is Docker Engine's and its
+// binary's Go build info states none when it is built as its Makefile builds
+// it: on the live node (no --root) sandboxpin runs the cri-dockerd that
+// cri-docker.service starts with --version; with --root it runs nothing, and
 // --runtime-version gives cri-dockerd's own.
 //
 // --root DIR is read like a chroot (resolve.DirFS): a node image's symbolic

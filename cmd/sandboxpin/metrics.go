@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 // errNoSocket is an audit that found no CRI socket to ask.
@@ -25,8 +27,11 @@ type nodeAudit struct {
 	// Duration is how long it took.
 	Duration time.Duration
 
-	Runtime        string // "containerd", "cri-o", ...
-	RuntimeVersion string // from the runtime's Version RPC
+	Runtime string // "containerd", "cri-o", ...
+	// RuntimeVersion is the runtime's version resolve used (the live
+	// Version RPC's; for cri-dockerd its binary's or package's, never
+	// Docker Engine's), "" when unknown.
+	RuntimeVersion string
 	SandboxImage   string // as resolved, exactly as the winning source states it
 	// Sandbox is the stored image that is the sandbox image under the
 	// default aliases, nil when the runtime does not store it.
@@ -72,14 +77,8 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	if err != nil {
 		return nodeAudit{Err: err}
 	}
-	// resolve.Result does not carry the runtime's version: ask again
-	// (Version and Status, about 0.1 ms on a local socket).
 	rctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	info, err := client.Info(rctx)
-	if err != nil {
-		return nodeAudit{Err: err}
-	}
 	if res.SandboxImage == "" {
 		return nodeAudit{Err: fmt.Errorf("cannot tell the %s sandbox image: %s", res.Runtime, orNone(res.Notes))}
 	}
@@ -93,7 +92,7 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	}
 	a = nodeAudit{
 		Runtime:        res.Runtime,
-		RuntimeVersion: info.RuntimeVersion,
+		RuntimeVersion: usedVersion(res),
 		SandboxImage:   res.SandboxImage,
 		Conflicts:      len(res.Conflicts),
 	}
@@ -249,4 +248,14 @@ func (a *nodeAudit) summary() string {
 		return fmt.Sprintf("FAIL: sandbox image %s (%s) is stored only as the alias %s; the runtime pulls it for new pods", a.SandboxImage, a.Runtime, imageLabel(a.Sandbox))
 	}
 	return fmt.Sprintf("OK: %s pins sandbox image %s", a.Runtime, a.SandboxImage)
+}
+
+// usedVersion returns the runtime's version that res used, "" when none.
+func usedVersion(res *resolve.Result) string {
+	for _, v := range res.Versions {
+		if v.Used && v.Component == res.Runtime {
+			return v.Version
+		}
+	}
+	return ""
 }

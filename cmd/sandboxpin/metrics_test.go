@@ -39,12 +39,12 @@ func gauge(t testing.TB, fams map[string]*dto.MetricFamily, name string) (float6
 	return f.GetMetric()[0].GetGauge().GetValue(), true
 }
 
-// labels returns the labels of the only sample of name.
-func labels(t testing.TB, fams map[string]*dto.MetricFamily, name string) map[string]string {
+// infoLabels returns the labels of the only sample of sandboxpin_sandbox_image_info.
+func infoLabels(t testing.TB, fams map[string]*dto.MetricFamily) map[string]string {
 	t.Helper()
-	f, ok := fams[name]
-	require.True(t, ok, "no %s", name)
-	require.Len(t, f.GetMetric(), 1, name)
+	f, ok := fams[metricInfo]
+	require.True(t, ok, "no %s", metricInfo)
+	require.Len(t, f.GetMetric(), 1, metricInfo)
 	got := map[string]string{}
 	for _, l := range f.GetMetric()[0].GetLabel() {
 		got[l.GetName()] = l.GetValue()
@@ -120,7 +120,7 @@ func TestAuditCollector(t *testing.T) {
 				}
 			}
 			if _, ok := tt.want[metricInfo]; ok {
-				assert.Equal(t, map[string]string{"runtime": tt.audit.Runtime, "runtime_version": tt.audit.RuntimeVersion, "image": tt.audit.SandboxImage}, labels(t, fams, metricInfo))
+				assert.Equal(t, map[string]string{"runtime": tt.audit.Runtime, "runtime_version": tt.audit.RuntimeVersion, "image": tt.audit.SandboxImage}, infoLabels(t, fams))
 			}
 			assert.Equal(t, tt.wantCode, tt.audit.exitCode())
 			assert.Equal(t, tt.summary, tt.audit.summary())

@@ -32,7 +32,7 @@ type nodeFlags struct {
 func (n *nodeFlags) register(fs *flag.FlagSet, kubeadm bool) {
 	fs.StringVar(&n.root, "root", "", "the node's root file system (default /, and the default CRI sockets are asked)")
 	fs.StringVar(&n.endpoint, "runtime-endpoint", "", "CRI socket to ask, unix:///path or /path (default, when --root is not given: the socket the node's containerd config names, else the first default socket that exists)")
-	fs.StringVar(&n.runtimeVersion, "runtime-version", "", "the runtime's version, such as 2.3.7, for its built-in default, its config version rules and its pinning; the only source of cri-dockerd's own version (such as 0.3.16: its socket reports the Docker Engine's)")
+	fs.StringVar(&n.runtimeVersion, "runtime-version", "", "the runtime's version, such as 2.3.7, for its built-in default, its config version rules and its pinning; for cri-dockerd, whose socket reports the Docker Engine's version, the only source besides `cri-dockerd --version`, which is run on the live node (no --root) when its build info states no version")
 	if kubeadm {
 		fs.StringVar(&n.kubeadmVersion, "kubeadm-version", "", "version of the kubeadm that installs the node, such as v1.34.1")
 		fs.StringVar(&n.kubeletVersion, "kubelet-version", "", "version of the kubelet, such as v1.34.1")
@@ -111,6 +111,11 @@ func (n *nodeFlags) resolve(ctx context.Context, client *cri.Client) (*resolve.R
 	}
 	if client != nil {
 		opts.Live = client
+	}
+	if n.root == "" {
+		// The live node: its cri-dockerd may be run for its version.
+		// Never in a --root, which may be an image from anywhere.
+		opts.BinaryVersion = binaryVersion
 	}
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()

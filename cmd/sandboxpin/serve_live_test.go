@@ -176,7 +176,7 @@ func TestServeLive(t *testing.T) {
 				} else {
 					assert.GreaterOrEqual(t, unprotected, 1.0)
 				}
-				info := labels(t, fams, metricInfo)
+				info := infoLabels(t, fams)
 				assert.Equal(t, "containerd", info["runtime"])
 				assert.Equal(t, tt.configured, info["image"])
 				assert.NotEmpty(t, info["runtime_version"])

@@ -184,7 +184,10 @@ func runtimeName(name string) string {
 
 // Info returns what the runtime reports: Version, then Status with Verbose
 // set, parsed with criinfo.Parse. Runtime and RuntimeVersion come from
-// Version, whose answer wins over what the Info map suggests.
+// Version, whose answer wins over what the Info map suggests. For
+// cri-dockerd (RuntimeName "docker") the version is Docker Engine's and goes
+// to EngineVersion: RuntimeVersion stays "", since nothing a CRI client can
+// ask states cri-dockerd's own.
 func (c *Client) Info(ctx context.Context) (criinfo.Info, error) {
 	v, err := c.runtime.Version(ctx, &runtimeapi.VersionRequest{})
 	if err != nil {
@@ -207,7 +210,15 @@ func (c *Client) Info(ctx context.Context) (criinfo.Info, error) {
 	if rt := runtimeName(v.GetRuntimeName()); rt != "" {
 		info.Runtime = rt
 	}
-	info.RuntimeVersion = v.GetRuntimeVersion()
+	if strings.EqualFold(v.GetRuntimeName(), "docker") {
+		// cri-dockerd names Docker and gives Docker Engine's version;
+		// its own appears nowhere in the answer (Version "0.1.0",
+		// RuntimeApiVersion "v1": core/docker_service.go at v0.4.4,
+		// TestLiveCRIDockerdVersion).
+		info.EngineVersion = v.GetRuntimeVersion()
+	} else {
+		info.RuntimeVersion = v.GetRuntimeVersion()
+	}
 	return info, nil
 }
 

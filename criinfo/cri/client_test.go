@@ -125,7 +125,14 @@ func TestInfo(t *testing.T) {
 		{
 			name: "cri-dockerd",
 			fake: &criservertest.Runtime{RuntimeName: "docker", RuntimeVersion: "28.0.1", Info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
-			want: criinfo.Info{Runtime: criinfo.RuntimeCRIDockerd, RuntimeVersion: "28.0.1", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
+			want: criinfo.Info{Runtime: criinfo.RuntimeCRIDockerd, EngineVersion: "28.0.1", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
+		},
+		{
+			// A CRI server that names itself cri-dockerd states its own
+			// version; only "docker" means Docker Engine's.
+			name: "cri-dockerd by name",
+			fake: &criservertest.Runtime{RuntimeName: "cri-dockerd", RuntimeVersion: "0.5.0", Info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
+			want: criinfo.Info{Runtime: criinfo.RuntimeCRIDockerd, RuntimeVersion: "0.5.0", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
 		},
 		{
 			name: "cri-o",

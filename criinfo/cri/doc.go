@@ -10,7 +10,10 @@
 // [Client.Info] calls Version and Status{Verbose: true} and parses the Info map
 // with [criinfo.Parse]. Runtime and RuntimeVersion come from the Version RPC:
 // RuntimeName "containerd" and "cri-o" keep their names, "docker" means
-// cri-dockerd. [MarkPinned] sets Image.Pinned from a [pin.Matcher] on the
+// cri-dockerd, whose RuntimeVersion is Docker Engine's: it goes to
+// EngineVersion, and RuntimeVersion stays "" (cri-dockerd states its own
+// version only in its binary: `cri-dockerd --version`, or the -ldflags in its
+// Go build info, which resolve reads). [MarkPinned] sets Image.Pinned from a [pin.Matcher] on the
 // images a runtime listed, for runtimes that pin too little (containerd < 1.6.22
 // and < 1.7.3 never pin; 2.x compares raw strings).
 //
