@@ -41,6 +41,17 @@ var goldenTests = []struct {
 		want: Info{Runtime: RuntimeCRIO, SandboxImage: "registry.k8s.io/pause:3.10.1", SandboxImageReported: true},
 	},
 	{
+		// captured (TestLiveCRIDockerdVersion in criinfo/cri), as the two
+		// below: cri-dockerd's Info is config.sandboxImage only, the shape
+		// of CRI-O before 1.33, so the parser alone cannot tell them apart.
+		name: "cri-dockerd-0.3.14",
+		want: Info{Runtime: RuntimeUnknown, SandboxImage: "registry.k8s.io/pause:3.10.1", SandboxImageReported: true},
+	},
+	{
+		name: "cri-dockerd-0.4.4", // captured
+		want: Info{Runtime: RuntimeUnknown, SandboxImage: "registry.k8s.io/pause:3.10.1", SandboxImageReported: true},
+	},
+	{
 		name: "cri-dockerd-0.3.16", // reconstructed from source
 		want: Info{Runtime: RuntimeUnknown, SandboxImage: "registry.k8s.io/pause:3.9", SandboxImageReported: true},
 	},

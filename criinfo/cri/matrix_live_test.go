@@ -54,7 +54,7 @@ var matrixPinned = map[containerdtest.Version]map[string]bool{
 
 // unpinnedNote matches the notes by which resolve predicts that the runtime
 // will not pin its sandbox image.
-var unpinnedNote = regexp.MustCompile(`never reports Image\.pinned|never pins|will not be pinned|is not pinned`)
+var unpinnedNote = regexp.MustCompile(`never reports Image\.pinned|never pins|will not be pinned|is not pinned|is never pinned`)
 
 // TestLiveMatrix starts every containerd build once per spelling of its
 // sandbox image (25 runtimes, in parallel), and checks what the runtime pins
