@@ -1,7 +1,8 @@
 // Package kubelettest starts a real kubelet for tests: standalone (no API
 // server, no kubeconfig), against a CRI endpoint that the test provides
-// (a containerd from containerdtest, a CRI-O from criotest, or a shim in
-// front of one), with every directory it writes in one temporary directory.
+// (a containerd from containerdtest, a CRI-O from criotest, a cri-dockerd
+// from cridockerdtest, or a shim in front of one), with every directory it
+// writes in one temporary directory.
 //
 //	ctrd := containerdtest.Start(t, containerdtest.V1, containerdtest.Options{...})
 //	k := kubelettest.Start(t, kubelettest.Options{RuntimeEndpoint: ctrd.Endpoint})

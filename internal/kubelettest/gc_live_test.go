@@ -21,6 +21,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
+	"github.com/sandboxpin/sandboxpin/internal/cridockerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/criotest"
 	"github.com/sandboxpin/sandboxpin/internal/kubelettest"
 	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
@@ -53,12 +54,13 @@ const rowTimeout = 6 * time.Minute
 const (
 	runtimeContainerd = "containerd"
 	runtimeCRIO       = "cri-o"
+	runtimeCRIDockerd = "cri-dockerd"
 )
 
 // gcRow is one runtime, sandbox image configuration and path of the kubelet.
 type gcRow struct {
 	name       string
-	runtime    string                 // runtimeContainerd or runtimeCRIO
+	runtime    string                 // runtimeContainerd, runtimeCRIO or runtimeCRIDockerd
 	version    containerdtest.Version // containerd's build
 	configured string                 // the sandbox image in the runtime's config
 	// shim puts examples/crishim between the kubelet and the runtime.
@@ -69,7 +71,8 @@ type gcRow struct {
 	// wantDeleted: the kubelet deletes the pause image (issue 19's table).
 	wantDeleted bool
 	// wantPod is what becomes of a hostNetwork static pod started once the
-	// GC outcome is known: podRuns, podNoSandbox, or "" (no pod).
+	// GC outcome is known: podRuns, podNoSandbox, podNoSandboxHere, or ""
+	// (no pod).
 	wantPod string
 }
 
@@ -77,9 +80,13 @@ type gcRow struct {
 const (
 	podRuns      = "Running"
 	podNoSandbox = "no sandbox"
+	// podNoSandboxHere: the runtime found its sandbox image, but cannot
+	// start a sandbox on this machine (cri-dockerd's oom_score_adj -998
+	// without CAP_SYS_RESOURCE); not a consequence sandboxpin predicts.
+	podNoSandboxHere = "image found, no sandbox here"
 )
 
-// gcRows are the rows of issue 19 (cri-dockerd waits for its harness).
+// gcRows are the rows of issues 19 and 20.
 var gcRows = []gcRow{
 	// containerd 1.6.20 never sets pinned: no spelling helps; the shim does.
 	{name: "containerd-1.6/exact", runtime: runtimeContainerd, version: containerdtest.V1, configured: storedPause, wantDeleted: true, wantPod: podNoSandbox},
@@ -100,6 +107,14 @@ var gcRows = []gcRow{
 	{name: "cri-o-1.36/alias", runtime: runtimeCRIO, configured: aliasPause, wantDeleted: true, wantPod: podNoSandbox},
 	{name: "cri-o-1.36/alias/shim", runtime: runtimeCRIO, configured: aliasPause, shim: true, wantPod: podNoSandbox},
 	{name: "cri-o-1.36/alias/fixed", runtime: runtimeCRIO, configured: aliasPause, fix: true, wantPod: podRuns},
+	// cri-dockerd 0.4.4 pins by an exact string compare with Docker's repo
+	// tags and pulls the configured name for every sandbox
+	// (ensureSandboxImageExists in core/sandbox_run.go at v0.4.4), before it
+	// asks Docker for the sandbox container, which runc cannot start here
+	// (oom_score_adj -998): the pull's failure or success still shows.
+	{name: "cri-dockerd-0.4.4/alias", runtime: runtimeCRIDockerd, configured: aliasPause, wantDeleted: true, wantPod: podNoSandbox},
+	{name: "cri-dockerd-0.4.4/alias/shim", runtime: runtimeCRIDockerd, configured: aliasPause, shim: true, wantPod: podNoSandbox},
+	{name: "cri-dockerd-0.4.4/alias/fixed", runtime: runtimeCRIDockerd, configured: aliasPause, fix: true, wantPod: podNoSandboxHere},
 }
 
 // shimPairs name, for rows through the shim, the direct row with the same
@@ -126,7 +141,7 @@ type gcResult struct {
 }
 
 // TestKubeletGC runs a real kubelet v1.37.2 under disk pressure against real
-// containerd and CRI-O, directly and through examples/crishim, and checks
+// containerd, CRI-O and cri-dockerd, directly and through examples/crishim, and checks
 // which pause images its image GC deletes: the harm that sandboxpin exists
 // to prevent, the shim and the advised fix preventing it, and that audit and
 // serve predicted each outcome.
@@ -208,6 +223,9 @@ func shortPod(pod, configured string) string {
 	if strings.HasPrefix(pod, podNoSandbox+":") {
 		return podNoSandbox + " (pull of " + configured + " fails)"
 	}
+	if strings.HasPrefix(pod, podNoSandboxHere+":") {
+		return podNoSandboxHere + " (oom_score_adj -998)"
+	}
 	return pod
 }
 
@@ -240,6 +258,8 @@ func runGCRow(t *testing.T, tt gcRow) *gcResult {
 		n = startContainerd(t, tt)
 	case runtimeCRIO:
 		n = startCRIO(t, tt)
+	case runtimeCRIDockerd:
+		n = startCRIDockerd(t, tt)
 	default:
 		t.Fatalf("unknown runtime %q", tt.runtime)
 	}
@@ -299,7 +319,7 @@ func runGCRow(t *testing.T, tt gcRow) *gcResult {
 	podFailed := false
 	if tt.wantPod != "" {
 		res.pod = runPod(ctx, t, k, n.endpoint, tt)
-		podFailed = res.pod != podRuns
+		podFailed = strings.SplitN(res.pod, ":", 2)[0] == podNoSandbox
 		assert.Equal(t, tt.wantPod, strings.SplitN(res.pod, ":", 2)[0], "the static pod")
 	}
 
@@ -353,14 +373,20 @@ func runPod(ctx context.Context, t *testing.T, k *kubelettest.Kubelet, endpoint 
 	for len(runningContainers(ctx, t, endpoint)) == 0 {
 		if lines := k.Lines(sandboxFailed); len(lines) > 0 {
 			t.Logf("%s: the static pod gets no sandbox: %s", tt.name, lines[0])
+			msg := lines[0]
+			if m := regexp.MustCompile(`err="(.*)"$`).FindStringSubmatch(lines[0]); m != nil {
+				msg = m[1]
+			}
+			if tt.wantPod == podNoSandboxHere {
+				// The sandbox image was there; runc could not set the
+				// sandbox's oom_score_adj -998 (no CAP_SYS_RESOURCE).
+				assert.Contains(t, lines[0], "can't get final child's PID from pipe")
+				return podNoSandboxHere + ": " + msg
+			}
 			// The runtime tried to pull the sandbox image, and could not.
 			assert.Regexp(t, `(?i)pull`, lines[0])
 			assert.Contains(t, lines[0], tt.configured)
-			m := regexp.MustCompile(`err="(.*)"$`).FindStringSubmatch(lines[0])
-			if m == nil {
-				return podNoSandbox + ": " + lines[0]
-			}
-			return podNoSandbox + ": " + m[1]
+			return podNoSandbox + ": " + msg
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the static pod's container is not running after 2 min, and the kubelet logged no sandbox failure")
@@ -512,6 +538,27 @@ func startCRIO(t *testing.T, tt gcRow) *node {
 	}
 }
 
+// startCRIDockerd starts Docker Engine and cri-dockerd 0.4.4 for tt with the
+// pause image and the victim. dockerd is always offline (its own network
+// namespace with loopback only), so a pull fails at once.
+func startCRIDockerd(t *testing.T, tt gcRow) *node {
+	cridockerdtest.Require(t, cridockerdtest.V044)
+	pause, err := pauseBinary()
+	require.NoError(t, err)
+	d := cridockerdtest.Start(t, cridockerdtest.V044, cridockerdtest.Options{
+		PodInfraImage: tt.configured,
+		Images:        []containerdtest.Image{{Names: []string{storedPause}, Executable: pause}, {Names: []string{victim}}},
+	})
+	removePodsAtCleanup(t, d.Endpoint)
+	return &node{
+		release:  "cri-dockerd " + cridockerdtest.V044.Release(),
+		endpoint: d.Endpoint,
+		root:     d.Dir,
+		// The unit's flag changes, and cri-dockerd restarts.
+		configure: func(t *testing.T, _, image string) { d.Restart(t, image) },
+	}
+}
+
 // copyFile copies src to dst.
 func copyFile(t *testing.T, src, dst string) {
 	t.Helper()
@@ -622,30 +669,44 @@ func listImages(ctx context.Context, t *testing.T, endpoint string) []*runtimeap
 	return resp.GetImages()
 }
 
-// pinnedByTag returns the runtime's images at endpoint by repo tag, with
-// their pinned flag.
+// pinnedByTag returns the runtime's images at endpoint by repo tag (and by
+// its full name, see fullName), with their pinned flag.
 func pinnedByTag(ctx context.Context, t *testing.T, endpoint string) map[string]bool {
 	t.Helper()
 	got := map[string]bool{}
 	for _, img := range listImages(ctx, t, endpoint) {
 		for _, tag := range img.GetRepoTags() {
-			got[tag] = img.GetPinned()
+			got[tag], got[fullName(tag)] = img.GetPinned(), img.GetPinned()
 		}
 	}
 	return got
 }
 
-// imageIDs returns the runtime's image IDs by repo tag: the IDs the kubelet
-// logs when it removes an image.
+// imageIDs returns the runtime's image IDs by repo tag (and by its full
+// name): the IDs the kubelet logs when it removes an image.
 func imageIDs(ctx context.Context, t *testing.T, endpoint string) map[string]string {
 	t.Helper()
 	got := map[string]string{}
 	for _, img := range listImages(ctx, t, endpoint) {
 		for _, tag := range img.GetRepoTags() {
-			got[tag] = img.GetId()
+			got[tag], got[fullName(tag)] = img.GetId(), img.GetId()
 		}
 	}
 	return got
+}
+
+// fullName expands the familiar names Docker lists (cri-dockerd passes
+// Docker's repo tags on: busybox:1.36) into the full ones the other
+// runtimes list (docker.io/library/busybox:1.36).
+func fullName(tag string) string {
+	first, rest, ok := strings.Cut(tag, "/")
+	switch {
+	case !ok:
+		return "docker.io/library/" + tag
+	case !strings.ContainsAny(first, ".:") && first != "localhost":
+		return "docker.io/" + first + "/" + rest
+	}
+	return tag
 }
 
 // TestMain removes what the tests built.
