@@ -23,9 +23,16 @@
 // `docker load` records no repo digest, so an image can only be named by
 // tag or ID here; pulling by digest needs a registry.
 //
-// Pods cannot run here: cri-dockerd asks Docker for oom_score_adj -998 for
-// every sandbox (core/sandbox_helpers.go at v0.4.4, with no option to clamp
-// it) and runc fails to write it without CAP_SYS_RESOURCE.
+// Pods cannot run here, and nothing can make them: cri-dockerd gives every
+// sandbox oom_score_adj -998 (defaultSandboxOOMAdj in core/sandbox_helpers.go
+// at v0.3.14 and v0.4.4, with no flag in config/options.go), Docker Engine
+// 20.10.24 passes it to the OCI spec as it is (WithOOMScore in
+// daemon/oci_linux.go; daemon_unix.go checks only the range -1000..1000),
+// and runc cannot write it without CAP_SYS_RESOURCE. RunPodSandbox then
+// fails with "failed to create shim task: OCI runtime create failed: runc
+// create failed: unable to start container process: can't get final
+// child's PID from pipe: EOF" (TestStart). It pulls the sandbox image before
+// that, so whether the image was found still shows.
 //
 // It needs root, and what scripts/deps.sh provides: dockerd and docker
 // (Debian's docker.io; SANDBOXPIN_DOCKERD, SANDBOXPIN_DOCKER) and each
