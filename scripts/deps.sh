@@ -154,6 +154,38 @@ build_cridockerd() {
 	touch "$dir/.done"
 }
 
+# build_kubernetes: kubeadm, then the kubelet (the same k8s.io/kubernetes
+# packages).
+build_kubernetes() {
+	build_k8s kubeadm "$KUBEADM_VERSION"
+	build_k8s kubelet "$KUBELET_VERSION"
+}
+
+# build_containerd_all: containerd 2.4 with its runc shim and ctr (the same
+# module), then 2.3, 2.2 and 1.7, which share many of its requirements.
+build_containerd_all() {
+	local v
+	goinstall "$CACHE/containerd/$CONTAINERD_2_4_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_2_4_VERSION"
+	# containerd 2.x starts pods only with its own shim: Debian's 1.6 shim
+	# fails RunPodSandbox with "type with url … not found" (issue 19).
+	goinstall "$CACHE/containerd-shim-runc-v2/$CONTAINERD_2_4_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_2_4_VERSION"
+	# ctr 2.x imports into every containerd 2.x and 1.7 (the image API is
+	# the same); containerd 1.6 is paired with Debian's ctr.
+	goinstall "$CACHE/ctr/$CONTAINERD_2_4_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_2_4_VERSION"
+	for v in $CONTAINERD_2_3_VERSION $CONTAINERD_2_2_VERSION; do
+		goinstall "$CACHE/containerd/$v" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/containerd@$v"
+	done
+	build_containerd17
+}
+
+# build_cridockerd_all: every cri-dockerd release, newest first.
+build_cridockerd_all() {
+	local v
+	for v in $(printf '%s\n' $CRI_DOCKERD_VERSIONS | sort -rV); do
+		build_cridockerd "$v"
+	done
+}
+
 # job NAME CMD...: run CMD in the background, logging to logs/NAME.log,
 # at most $JOBS at once.
 pids=() names=()
@@ -194,23 +226,14 @@ if [ "$root" = 1 ]; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >"$CACHE/logs/apt.log" 2>&1 ||
 			{ tail -n 30 "$CACHE/logs/apt.log"; exit 1; }
 	fi
-	# The longest builds first, so that the short ones fill the gaps.
+	# Builds that share packages at the same versions run one after the
+	# other in one job, so that the later ones reuse the Go build cache:
+	# two go commands that compile the same package at once both do the
+	# work. The longest first, so that the short ones fill the gaps.
+	job kubernetes build_kubernetes
 	job crio build_crio
-	for v in $CRI_DOCKERD_VERSIONS; do
-		job "cri-dockerd-$v" build_cridockerd "$v"
-	done
-	job kubeadm build_k8s kubeadm "$KUBEADM_VERSION"
-	job kubelet build_k8s kubelet "$KUBELET_VERSION"
-	job containerd-$CONTAINERD_1_7_VERSION build_containerd17
-	for v in $CONTAINERD_2_2_VERSION $CONTAINERD_2_3_VERSION $CONTAINERD_2_4_VERSION; do
-		job "containerd-$v" goinstall "$CACHE/containerd/$v" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/containerd@$v"
-	done
-	# containerd 2.x starts pods only with its own shim: Debian's 1.6 shim
-	# fails RunPodSandbox with "type with url … not found" (issue 19).
-	job containerd-shim-$CONTAINERD_2_4_VERSION goinstall "$CACHE/containerd-shim-runc-v2/$CONTAINERD_2_4_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_2_4_VERSION"
-	# ctr 2.x imports into every containerd 2.x and 1.7 (the image API is
-	# the same); containerd 1.6 is paired with Debian's ctr.
-	job ctr-$CONTAINERD_2_4_VERSION goinstall "$CACHE/ctr/$CONTAINERD_2_4_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_2_4_VERSION"
+	job containerd build_containerd_all
+	job cri-dockerd build_cridockerd_all
 	job crictl-$CRICTL_VERSION goinstall "$CACHE/crictl/$CRICTL_VERSION" "" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
 fi
 wait_all
