@@ -207,17 +207,19 @@ type tarFile struct {
 	data []byte
 }
 
-// writeTar returns a tar of files, with the directories their names need,
-// every time stamp at epoch.
+// writeTar returns a tar of files, each preceded by the directories its name
+// needs that came before in no other name, every time stamp at epoch.
 func writeTar(files []tarFile) ([]byte, error) {
 	var out bytes.Buffer
 	tw := tar.NewWriter(&out)
 	dirs := map[string]bool{}
 	for _, f := range files {
-		if i := strings.LastIndexByte(f.name, '/'); i > 0 && !dirs[f.name[:i+1]] {
-			dirs[f.name[:i+1]] = true
-			if err := tw.WriteHeader(&tar.Header{Name: f.name[:i+1], Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
-				return nil, err
+		for i := 0; i < len(f.name); i++ {
+			if dir := f.name[:i+1]; f.name[i] == '/' && !dirs[dir] {
+				dirs[dir] = true
+				if err := tw.WriteHeader(&tar.Header{Name: dir, Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
@@ -281,38 +283,15 @@ func WriteArchive(path string, images []Image) ([]string, error) {
 		return nil, err
 	}
 
-	var out bytes.Buffer
-	tw := tar.NewWriter(&out)
-	files := []struct {
-		name string
-		data []byte
-	}{
-		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
-		{"index.json", index},
-	}
+	files := []tarFile{{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)}, {"index.json", index}}
 	for _, d := range store.order {
-		files = append(files, struct {
-			name string
-			data []byte
-		}{"blobs/sha256/" + strings.TrimPrefix(d, "sha256:"), store.data[d]})
+		files = append(files, tarFile{"blobs/sha256/" + strings.TrimPrefix(d, "sha256:"), store.data[d]})
 	}
-	for _, dir := range []string{"blobs/", "blobs/sha256/"} {
-		if err := tw.WriteHeader(&tar.Header{Name: dir, Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
+	data, err := writeTar(files)
+	if err != nil {
 		return nil, err
 	}
-	return ids, os.WriteFile(path, out.Bytes(), 0o600)
+	return ids, os.WriteFile(path, data, 0o600)
 }
 
 // ManifestDigest returns the digest of img's manifest as WriteArchive writes

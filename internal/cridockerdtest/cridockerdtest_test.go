@@ -2,7 +2,6 @@ package cridockerdtest
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
 // TestStart starts each build in front of Docker Engine with images stored
@@ -118,18 +118,4 @@ var hostPaths = []string{
 }
 
 // hostState returns each host path's modification time, or "absent".
-func hostState() map[string]string {
-	m := map[string]string{}
-	for _, p := range hostPaths {
-		fi, err := os.Stat(p)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			m[p] = "absent"
-		case err != nil:
-			m[p] = err.Error()
-		default:
-			m[p] = fi.ModTime().String()
-		}
-	}
-	return m
-}
+func hostState() map[string]string { return runtimetest.HostState(hostPaths) }

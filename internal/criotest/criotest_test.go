@@ -1,7 +1,6 @@
 package criotest
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
 // TestStart starts CRI-O with images stored under several names, checks
@@ -77,21 +77,7 @@ var hostPaths = []string{
 }
 
 // hostState returns each host path's modification time, or "absent".
-func hostState() map[string]string {
-	m := map[string]string{}
-	for _, p := range hostPaths {
-		fi, err := os.Stat(p)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			m[p] = "absent"
-		case err != nil:
-			m[p] = err.Error()
-		default:
-			m[p] = fi.ModTime().String()
-		}
-	}
-	return m
-}
+func hostState() map[string]string { return runtimetest.HostState(hostPaths) }
 
 // TestRunRefused checks that a configuration CRI-O refuses gives ErrExited,
 // not a hang.

@@ -1,6 +1,7 @@
 package runtimetest
 
 import (
+	"errors"
 	"os"
 	"testing"
 )
@@ -27,4 +28,23 @@ func Require(t testing.TB, what string, available func() (bool, string)) {
 		t.Fatalf("%s (%s=1 makes this a failure)", why, EnvRequire)
 	}
 	t.Skipf("%s; or set %s=1 to fail instead of skipping", why, EnvRequire)
+}
+
+// HostState returns each path's modification time, or "absent": taken
+// before and after a runtime runs, it shows whether the runtime wrote to the
+// host's default paths.
+func HostState(paths []string) map[string]string {
+	m := map[string]string{}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			m[p] = "absent"
+		case err != nil:
+			m[p] = err.Error()
+		default:
+			m[p] = fi.ModTime().String()
+		}
+	}
+	return m
 }
