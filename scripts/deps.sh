@@ -125,6 +125,20 @@ build_k8s() {
 	touch "$dir/.done"
 }
 
+# build_containerd_patched: containerd $CONTAINERD_2_4_VERSION with
+# contrib/containerd/pin.patch (issue 23), rebuilt when the patch, its build
+# script or the pin and reference sources it links change (their hash is
+# the content of .done). Built like the stock one, so the Go build cache
+# serves everything the patch does not reach.
+build_containerd_patched() {
+	local dir=$CACHE/containerd-patched/$CONTAINERD_2_4_VERSION key
+	key=$(cat contrib/containerd/pin.patch contrib/containerd/build.sh go.mod pin/*.go reference/*.go | sha256sum | cut -c1-16)
+	[ "$(cat "$dir/.done" 2>/dev/null)" = "$key" ] && return 0
+	rm -rf "$dir"
+	CONTAINERD_TAGS=$CONTAINERD_TAGS bash contrib/containerd/build.sh "$dir" "$CONTAINERD_2_4_VERSION" "$CACHE/src/containerd-patched-$CONTAINERD_2_4_VERSION"
+	echo "$key" >"$dir/.done"
+}
+
 # job NAME CMD...: run CMD in the background, logging to logs/NAME.log,
 # at most $JOBS at once.
 pids=() names=()
@@ -179,6 +193,7 @@ if [ "$root" = 1 ]; then
 	# ctr 2.x imports into every containerd 2.x and 1.7 (the image API is
 	# the same); containerd 1.6 is paired with Debian's ctr.
 	job ctr-$CONTAINERD_2_4_VERSION goinstall "$CACHE/ctr/$CONTAINERD_2_4_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_2_4_VERSION"
+	job containerd-patched-$CONTAINERD_2_4_VERSION build_containerd_patched
 	job crictl-$CRICTL_VERSION goinstall "$CACHE/crictl/$CRICTL_VERSION" "" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
 fi
 wait_all
@@ -208,6 +223,7 @@ wait_all
 		echo "export SANDBOXPIN_KUBELET='$CACHE/kubelet/$KUBELET_VERSION/kubelet'"
 		echo "export SANDBOXPIN_KUBELET_VERSION='$KUBELET_VERSION'"
 		echo "export SANDBOXPIN_CONTAINERD_2_4_SHIM='$CACHE/containerd-shim-runc-v2/$CONTAINERD_2_4_VERSION/containerd-shim-runc-v2'"
+		echo "export SANDBOXPIN_CONTAINERD_2_4_PATCHED='$CACHE/containerd-patched/$CONTAINERD_2_4_VERSION/containerd'"
 	fi
 } >"$CACHE/env.sh"
 log "ready: $CACHE/env.sh"
