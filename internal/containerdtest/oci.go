@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -147,73 +148,12 @@ type imageConfig struct {
 // distinct images have distinct IDs; the archive is reproducible. It returns
 // the image ID (config digest) of each image, in order.
 func WriteArchive(path string, images []Image) ([]string, error) {
-	var store blobs
-	var manifests []descriptor
-	ids := make([]string, 0, len(images))
-	for i, img := range images {
-		if len(img.Names) == 0 {
-			return nil, fmt.Errorf("containerdtest: image %d has no name", i)
-		}
-		gz, diffID, err := layer(strings.Join(img.Names, "\n")+"\n", img.Executable)
-		if err != nil {
-			return nil, err
-		}
-		layerDesc := store.add(mediaTypeLayer, gz)
-		var cfg imageConfig
-		cfg.Architecture, cfg.OS = runtime.GOARCH, "linux"
-		cfg.Config.Entrypoint = []string{"/pause"}
-		cfg.Config.Labels = map[string]string{"io.sandboxpin.test.image": img.Names[0]}
-		cfg.RootFS.Type = "layers"
-		cfg.RootFS.DiffIDs = []string{diffID}
-		cfgDesc, err := store.addJSON(mediaTypeConfig, cfg)
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, cfgDesc.Digest)
-		man := map[string]any{
-			"schemaVersion": 2,
-			"mediaType":     mediaTypeManifest,
-			"config":        cfgDesc,
-			"layers":        []descriptor{layerDesc},
-		}
-		manDesc, err := store.addJSON(mediaTypeManifest, man)
-		if err != nil {
-			return nil, err
-		}
-		for _, name := range img.Names {
-			d := manDesc
-			d.Platform = &platform{Architecture: runtime.GOARCH, OS: "linux"}
-			d.Annotations = map[string]string{annotationImageName: name}
-			if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
-				d.Annotations[annotationRefName] = name[i+1:]
-			}
-			manifests = append(manifests, d)
-		}
-	}
-	index, err := json.Marshal(map[string]any{
-		"schemaVersion": 2,
-		"mediaType":     mediaTypeIndex,
-		"manifests":     manifests,
-	})
+	files, ids, err := layout(images)
 	if err != nil {
 		return nil, err
 	}
-
 	var out bytes.Buffer
 	tw := tar.NewWriter(&out)
-	files := []struct {
-		name string
-		data []byte
-	}{
-		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
-		{"index.json", index},
-	}
-	for _, d := range store.order {
-		files = append(files, struct {
-			name string
-			data []byte
-		}{"blobs/sha256/" + strings.TrimPrefix(d, "sha256:"), store.data[d]})
-	}
 	for _, dir := range []string{"blobs/", "blobs/sha256/"} {
 		if err := tw.WriteHeader(&tar.Header{Name: dir, Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
 			return nil, err
@@ -231,6 +171,96 @@ func WriteArchive(path string, images []Image) ([]string, error) {
 		return nil, err
 	}
 	return ids, os.WriteFile(path, out.Bytes(), 0o600)
+}
+
+// WriteLayout writes the OCI image layout of WriteArchive as files under
+// dir (created if need be), for tools that read a layout directory, such
+// as a push to a registry. It returns the image IDs, in order.
+func WriteLayout(dir string, images []Image) ([]string, error) {
+	files, ids, err := layout(images)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o750); err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(f.name)), f.data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// layoutFile is one file of an OCI image layout.
+type layoutFile struct {
+	name string // slash-separated, relative to the layout's root
+	data []byte
+}
+
+// layout returns the files of the OCI image layout holding images, and
+// their IDs.
+func layout(images []Image) ([]layoutFile, []string, error) {
+	var store blobs
+	var manifests []descriptor
+	ids := make([]string, 0, len(images))
+	for i, img := range images {
+		if len(img.Names) == 0 {
+			return nil, nil, fmt.Errorf("containerdtest: image %d has no name", i)
+		}
+		gz, diffID, err := layer(strings.Join(img.Names, "\n")+"\n", img.Executable)
+		if err != nil {
+			return nil, nil, err
+		}
+		layerDesc := store.add(mediaTypeLayer, gz)
+		var cfg imageConfig
+		cfg.Architecture, cfg.OS = runtime.GOARCH, "linux"
+		cfg.Config.Entrypoint = []string{"/pause"}
+		cfg.Config.Labels = map[string]string{"io.sandboxpin.test.image": img.Names[0]}
+		cfg.RootFS.Type = "layers"
+		cfg.RootFS.DiffIDs = []string{diffID}
+		cfgDesc, err := store.addJSON(mediaTypeConfig, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		ids = append(ids, cfgDesc.Digest)
+		man := map[string]any{
+			"schemaVersion": 2,
+			"mediaType":     mediaTypeManifest,
+			"config":        cfgDesc,
+			"layers":        []descriptor{layerDesc},
+		}
+		manDesc, err := store.addJSON(mediaTypeManifest, man)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, name := range img.Names {
+			d := manDesc
+			d.Platform = &platform{Architecture: runtime.GOARCH, OS: "linux"}
+			d.Annotations = map[string]string{annotationImageName: name}
+			if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+				d.Annotations[annotationRefName] = name[i+1:]
+			}
+			manifests = append(manifests, d)
+		}
+	}
+	index, err := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"mediaType":     mediaTypeIndex,
+		"manifests":     manifests,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+
+	files := []layoutFile{
+		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
+		{"index.json", index},
+	}
+	for _, d := range store.order {
+		files = append(files, layoutFile{"blobs/sha256/" + strings.TrimPrefix(d, "sha256:"), store.data[d]})
+	}
+	return files, ids, nil
 }
 
 // ManifestDigest returns the digest of img's manifest as WriteArchive writes
