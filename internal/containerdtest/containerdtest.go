@@ -473,13 +473,17 @@ func (c *Containerd) waitListed(ctx context.Context, names []string) error {
 	}
 	defer conn.Close()
 	is := runtimeapi.NewImageServiceClient(conn)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
 	for {
-		resp, err := is.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+		began := time.Now()
+		resp, err := is.ListImages(ctx, &runtimeapi.ListImagesRequest{}, grpc.MaxCallRecvMsgSize(64<<20))
 		if err != nil {
 			return err
 		}
+		// Every 20 ms, or, in a store of thousands of images, after
+		// twice as long as a ListImages takes: the polling must not
+		// starve the CRI plugin of the time it needs to take the
+		// images in.
+		wait := max(20*time.Millisecond, 2*time.Since(began))
 		listed := map[string]bool{}
 		for _, img := range resp.GetImages() {
 			for _, tag := range img.GetRepoTags() {
@@ -500,8 +504,8 @@ func (c *Containerd) waitListed(ctx context.Context, names []string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: still missing %q", ctx.Err(), missing)
-		case <-tick.C:
+			return fmt.Errorf("%w: still missing %d names, such as %q", ctx.Err(), len(missing), missing[0])
+		case <-time.After(wait):
 		}
 	}
 }
