@@ -80,6 +80,20 @@ build_containerd17() {
 	touch "$dir/.done"
 }
 
+# build_containerd_patched: containerd $CONTAINERD_2_4_VERSION with
+# contrib/containerd/pin.patch (issue 23), rebuilt when the patch, its build
+# script or the pin and reference sources it links change (their hash is
+# the content of .done). Built like the stock one, so the Go build cache
+# serves everything the patch does not reach.
+build_containerd_patched() {
+	local dir=$CACHE/containerd-patched/$CONTAINERD_2_4_VERSION key
+	key=$(cat contrib/containerd/pin.patch contrib/containerd/build.sh go.mod pin/*.go reference/*.go | sha256sum | cut -c1-16)
+	[ "$(cat "$dir/.done" 2>/dev/null)" = "$key" ] && return 0
+	rm -rf "$dir"
+	CONTAINERD_TAGS=$CONTAINERD_TAGS bash contrib/containerd/build.sh "$dir" "$CONTAINERD_2_4_VERSION" "$CACHE/src/containerd-patched-$CONTAINERD_2_4_VERSION"
+	echo "$key" >"$dir/.done"
+}
+
 build_crio() {
 	local dir=$CACHE/crio/$CRIO_VERSION src mod
 	done_in "$dir" && return 0
@@ -123,20 +137,6 @@ build_k8s() {
 		go build -trimpath -ldflags "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
 			-o "$dir/$cmd" "k8s.io/kubernetes/cmd/$cmd")
 	touch "$dir/.done"
-}
-
-# build_containerd_patched: containerd $CONTAINERD_2_4_VERSION with
-# contrib/containerd/pin.patch (issue 23), rebuilt when the patch, its build
-# script or the pin and reference sources it links change (their hash is
-# the content of .done). Built like the stock one, so the Go build cache
-# serves everything the patch does not reach.
-build_containerd_patched() {
-	local dir=$CACHE/containerd-patched/$CONTAINERD_2_4_VERSION key
-	key=$(cat contrib/containerd/pin.patch contrib/containerd/build.sh go.mod pin/*.go reference/*.go | sha256sum | cut -c1-16)
-	[ "$(cat "$dir/.done" 2>/dev/null)" = "$key" ] && return 0
-	rm -rf "$dir"
-	CONTAINERD_TAGS=$CONTAINERD_TAGS bash contrib/containerd/build.sh "$dir" "$CONTAINERD_2_4_VERSION" "$CACHE/src/containerd-patched-$CONTAINERD_2_4_VERSION"
-	echo "$key" >"$dir/.done"
 }
 
 # job NAME CMD...: run CMD in the background, logging to logs/NAME.log,
@@ -193,11 +193,18 @@ if [ "$root" = 1 ]; then
 	# ctr 2.x imports into every containerd 2.x and 1.7 (the image API is
 	# the same); containerd 1.6 is paired with Debian's ctr.
 	job ctr-$CONTAINERD_2_4_VERSION goinstall "$CACHE/ctr/$CONTAINERD_2_4_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_2_4_VERSION"
-	job containerd-patched-$CONTAINERD_2_4_VERSION build_containerd_patched
 	job crictl-$CRICTL_VERSION goinstall "$CACHE/crictl/$CRICTL_VERSION" "" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
 fi
 wait_all
 [ "$failed" = 0 ] || exit 1
+# The patched containerd after the stock builds, so that it reuses their Go
+# build cache rather than compiling the same packages beside them.
+if [ "$root" = 1 ]; then
+	pids=() names=()
+	job containerd-patched-$CONTAINERD_2_4_VERSION build_containerd_patched
+	wait_all
+	[ "$failed" = 0 ] || exit 1
+fi
 
 # The environment the tests read (see internal/containerdtest/doc.go).
 {
@@ -211,6 +218,7 @@ wait_all
 		echo "export SANDBOXPIN_CONTAINERD2='$CACHE/containerd/$CONTAINERD_2_2_VERSION/containerd'"
 		echo "export SANDBOXPIN_CONTAINERD_2_3='$CACHE/containerd/$CONTAINERD_2_3_VERSION/containerd'"
 		echo "export SANDBOXPIN_CONTAINERD_2_4='$CACHE/containerd/$CONTAINERD_2_4_VERSION/containerd'"
+		echo "export SANDBOXPIN_CONTAINERD_2_4_PATCHED='$CACHE/containerd-patched/$CONTAINERD_2_4_VERSION/containerd'"
 		echo "export SANDBOXPIN_CTR2='$CACHE/ctr/$CONTAINERD_2_4_VERSION/ctr'"
 		echo "export SANDBOXPIN_CRICTL='$CACHE/crictl/$CRICTL_VERSION/crictl'"
 		echo "export SANDBOXPIN_CRIO='$CACHE/crio/$CRIO_VERSION/crio'"
@@ -223,7 +231,6 @@ wait_all
 		echo "export SANDBOXPIN_KUBELET='$CACHE/kubelet/$KUBELET_VERSION/kubelet'"
 		echo "export SANDBOXPIN_KUBELET_VERSION='$KUBELET_VERSION'"
 		echo "export SANDBOXPIN_CONTAINERD_2_4_SHIM='$CACHE/containerd-shim-runc-v2/$CONTAINERD_2_4_VERSION/containerd-shim-runc-v2'"
-		echo "export SANDBOXPIN_CONTAINERD_2_4_PATCHED='$CACHE/containerd-patched/$CONTAINERD_2_4_VERSION/containerd'"
 	fi
 } >"$CACHE/env.sh"
 log "ready: $CACHE/env.sh"

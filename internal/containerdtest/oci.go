@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -148,69 +147,16 @@ type imageConfig struct {
 // distinct images have distinct IDs; the archive is reproducible. It returns
 // the image ID (config digest) of each image, in order.
 func WriteArchive(path string, images []Image) ([]string, error) {
-	files, ids, err := layout(images)
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	tw := tar.NewWriter(&out)
-	for _, dir := range []string{"blobs/", "blobs/sha256/"} {
-		if err := tw.WriteHeader(&tar.Header{Name: dir, Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return ids, os.WriteFile(path, out.Bytes(), 0o600)
-}
-
-// WriteLayout writes the OCI image layout of WriteArchive as files under
-// dir (created if need be), for tools that read a layout directory, such
-// as a push to a registry. It returns the image IDs, in order.
-func WriteLayout(dir string, images []Image) ([]string, error) {
-	files, ids, err := layout(images)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o750); err != nil {
-		return nil, err
-	}
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(f.name)), f.data, 0o600); err != nil {
-			return nil, err
-		}
-	}
-	return ids, nil
-}
-
-// layoutFile is one file of an OCI image layout.
-type layoutFile struct {
-	name string // slash-separated, relative to the layout's root
-	data []byte
-}
-
-// layout returns the files of the OCI image layout holding images, and
-// their IDs.
-func layout(images []Image) ([]layoutFile, []string, error) {
 	var store blobs
 	var manifests []descriptor
 	ids := make([]string, 0, len(images))
 	for i, img := range images {
 		if len(img.Names) == 0 {
-			return nil, nil, fmt.Errorf("containerdtest: image %d has no name", i)
+			return nil, fmt.Errorf("containerdtest: image %d has no name", i)
 		}
 		gz, diffID, err := layer(strings.Join(img.Names, "\n")+"\n", img.Executable)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		layerDesc := store.add(mediaTypeLayer, gz)
 		var cfg imageConfig
@@ -221,7 +167,7 @@ func layout(images []Image) ([]layoutFile, []string, error) {
 		cfg.RootFS.DiffIDs = []string{diffID}
 		cfgDesc, err := store.addJSON(mediaTypeConfig, cfg)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		ids = append(ids, cfgDesc.Digest)
 		man := map[string]any{
@@ -232,7 +178,7 @@ func layout(images []Image) ([]layoutFile, []string, error) {
 		}
 		manDesc, err := store.addJSON(mediaTypeManifest, man)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, name := range img.Names {
 			d := manDesc
@@ -250,17 +196,41 @@ func layout(images []Image) ([]layoutFile, []string, error) {
 		"manifests":     manifests,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 
-	files := []layoutFile{
+	var out bytes.Buffer
+	tw := tar.NewWriter(&out)
+	files := []struct {
+		name string
+		data []byte
+	}{
 		{"oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)},
 		{"index.json", index},
 	}
 	for _, d := range store.order {
-		files = append(files, layoutFile{"blobs/sha256/" + strings.TrimPrefix(d, "sha256:"), store.data[d]})
+		files = append(files, struct {
+			name string
+			data []byte
+		}{"blobs/sha256/" + strings.TrimPrefix(d, "sha256:"), store.data[d]})
 	}
-	return files, ids, nil
+	for _, dir := range []string{"blobs/", "blobs/sha256/"} {
+		if err := tw.WriteHeader(&tar.Header{Name: dir, Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return ids, os.WriteFile(path, out.Bytes(), 0o600)
 }
 
 // ManifestDigest returns the digest of img's manifest as WriteArchive writes
