@@ -34,6 +34,10 @@ const (
 	V23 Version = 23
 	// V24 is containerd 2.4 built from source (2.4.2, config version 4).
 	V24 Version = 24
+	// V24Pin is containerd 2.4.2 with contrib/containerd/pin.patch: its
+	// pinned_images go through pin.Compile and IsPinned (issue 23). Not in
+	// [Versions]: it is no release.
+	V24Pin Version = 2400
 )
 
 // build describes one Version.
@@ -58,6 +62,9 @@ func (v Version) build() build {
 		return build{name: "containerd-2.3", release: "2.3.7", envContainerd: EnvContainerd23, configVersion: 4, fromDeps: true}
 	case V24:
 		return build{name: "containerd-2.4", release: "2.4.2", envContainerd: EnvContainerd24, configVersion: 4, fromDeps: true}
+	case V24Pin:
+		return build{name: "containerd-2.4-pin", release: "2.4.2", envContainerd: EnvContainerd24Pin,
+			defaultContainerd: filepath.Join(CacheDir(), "containerd-patched", "v2.4.2", "containerd"), configVersion: 4, fromDeps: true}
 	}
 	return build{name: fmt.Sprintf("containerd(%d)", int(v))}
 }
@@ -85,8 +92,10 @@ const (
 	EnvContainerd2  = "SANDBOXPIN_CONTAINERD2"
 	EnvContainerd23 = "SANDBOXPIN_CONTAINERD_2_3"
 	EnvContainerd24 = "SANDBOXPIN_CONTAINERD_2_4"
-	EnvCtr1         = "SANDBOXPIN_CTR1"
-	EnvCtr2         = "SANDBOXPIN_CTR2"
+	// EnvContainerd24Pin is the patched containerd 2.4.2 of [V24Pin].
+	EnvContainerd24Pin = "SANDBOXPIN_CONTAINERD_2_4_PATCHED"
+	EnvCtr1            = "SANDBOXPIN_CTR1"
+	EnvCtr2            = "SANDBOXPIN_CTR2"
 	// EnvShim24 is containerd 2.4's containerd-shim-runc-v2: pods on 2.x
 	// need their own release's shim (with Debian's 1.6 shim, 2.4.2 fails
 	// RunPodSandbox with "type with url … not found").
@@ -122,6 +131,13 @@ type Options struct {
 	// pods share that namespace. The CRI and ttrpc sockets are unix
 	// sockets, reachable as ever.
 	Offline bool
+	// Registry is the host:port of a plain-HTTP registry (such as
+	// registrytest's) that serves the images of every registry: the helper
+	// writes a hosts.toml naming it for registry.k8s.io, k8s.gcr.io,
+	// docker.io and _default under the CRI plugin's registry config_path,
+	// so that a CRI PullImage of "registry.k8s.io/pause:3.10.1" fetches
+	// "pause:3.10.1" from it. An Offline containerd cannot reach it.
+	Registry string
 	// ExtraTOML is appended to the config as is, such as a
 	// [plugins."io.containerd.grpc.v1.cri"] table in a version 3 file.
 	ExtraTOML string
@@ -187,10 +203,11 @@ func Binaries(v Version) (containerd, ctr string) {
 }
 
 // Shim returns the containerd-shim-runc-v2 that v's pods need when it is not
-// the one in PATH (Debian's, for 1.6): for V24, SANDBOXPIN_CONTAINERD_2_4_SHIM
-// or the one scripts/deps.sh builds into the cache, if it exists; else "".
+// the one in PATH (Debian's, for 1.6): for V24 and V24Pin (the patch leaves
+// the shim alone), SANDBOXPIN_CONTAINERD_2_4_SHIM or the one scripts/deps.sh
+// builds into the cache, if it exists; else "".
 func (v Version) Shim() string {
-	if v != V24 {
+	if v != V24 && v != V24Pin {
 		return ""
 	}
 	shim := os.Getenv(EnvShim24)
@@ -257,6 +274,11 @@ func Start(t testing.TB, v Version, opts Options) *Containerd {
 	c.Endpoint = "unix://" + c.Socket
 	for _, sub := range []string{"root", "state", "cni", "cni-bin"} {
 		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil {
+			t.Fatalf("containerdtest: %v", err)
+		}
+	}
+	if opts.Registry != "" {
+		if err := writeHosts(filepath.Join(dir, "certs.d"), opts.Registry); err != nil {
 			t.Fatalf("containerdtest: %v", err)
 		}
 	}
@@ -451,13 +473,17 @@ func (c *Containerd) waitListed(ctx context.Context, names []string) error {
 	}
 	defer conn.Close()
 	is := runtimeapi.NewImageServiceClient(conn)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
 	for {
-		resp, err := is.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+		began := time.Now()
+		resp, err := is.ListImages(ctx, &runtimeapi.ListImagesRequest{}, grpc.MaxCallRecvMsgSize(64<<20))
 		if err != nil {
 			return err
 		}
+		// Every 20 ms, or, in a store of thousands of images, after
+		// twice as long as a ListImages takes: the polling must not
+		// starve the CRI plugin of the time it needs to take the
+		// images in.
+		wait := max(20*time.Millisecond, 2*time.Since(began))
 		listed := map[string]bool{}
 		for _, img := range resp.GetImages() {
 			for _, tag := range img.GetRepoTags() {
@@ -478,8 +504,8 @@ func (c *Containerd) waitListed(ctx context.Context, names []string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: still missing %q", ctx.Err(), missing)
-		case <-tick.C:
+			return fmt.Errorf("%w: still missing %d names, such as %q", ctx.Err(), len(missing), missing[0])
+		case <-time.After(wait):
 		}
 	}
 }
@@ -574,6 +600,9 @@ func (c *Containerd) baseConfig(opts Options) string {
 		}
 		b.WriteString("  [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n    snapshotter = \"native\"\n")
 		fmt.Fprintf(&b, "  [plugins.\"io.containerd.grpc.v1.cri\".cni]\n    conf_dir = %s\n    bin_dir = %s\n", cniConf, cniBin)
+		if opts.Registry != "" {
+			fmt.Fprintf(&b, "  [plugins.\"io.containerd.grpc.v1.cri\".registry]\n    config_path = %s\n", q(filepath.Join(c.Dir, "certs.d")))
+		}
 		return b.String()
 	}
 	common([]string{
@@ -596,5 +625,35 @@ func (c *Containerd) baseConfig(opts Options) string {
 		b.WriteString("\n[plugins.'io.containerd.cri.v1.runtime']\n  restrict_oom_score_adj = true\n")
 	}
 	fmt.Fprintf(&b, "\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  conf_dir = %s\n  bin_dirs = [%s]\n", cniConf, cniBin)
+	if opts.Registry != "" {
+		fmt.Fprintf(&b, "\n[plugins.'io.containerd.cri.v1.images'.registry]\n  config_path = %s\n", q(filepath.Join(c.Dir, "certs.d")))
+		// CRI pulls through the transfer service, which without this
+		// fails with "unable to initialize unpacker: no unpack platforms
+		// defined" here (seen with 2.4.2; its default names the
+		// overlayfs snapshotter: plugins/transfer/plugin_defaults_linux.go,
+		// v2.4.2). Unpack into the CRI plugin's snapshotter instead.
+		fmt.Fprintf(&b, "\n[[plugins.'io.containerd.transfer.v1.local'.unpack_config]]\n  platform = %s\n  snapshotter = \"native\"\n  differ = \"walking\"\n", q("linux/"+runtime.GOARCH))
+	}
 	return b.String()
+}
+
+// registryHosts are the registries whose pulls Options.Registry serves;
+// "_default" is the directory that containerd falls back to for any other
+// host (core/remotes/docker/config/config_unix.go, hostPaths, v2.4.2).
+var registryHosts = []string{"registry.k8s.io", "k8s.gcr.io", "docker.io", "_default"}
+
+// writeHosts writes dir/HOST/hosts.toml for each of registryHosts, sending
+// pulls and resolves to the plain-HTTP registry at addr. The format is
+// containerd's hosts.toml (docs/hosts.md, v2.4.2; read by 1.6 as well).
+func writeHosts(dir, addr string) error {
+	body := fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", "http://"+addr, "http://"+addr)
+	for _, h := range registryHosts {
+		if err := os.MkdirAll(filepath.Join(dir, h), 0o750); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, h, "hosts.toml"), []byte(body), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -14,9 +14,18 @@
 // pinned_images.sandbox), [V23] 2.3.7 and [V24] 2.4.2 (config version 4:
 // pinned_images.sandbox, and the sockets under the
 // io.containerd.server.v1.grpc and .ttrpc plugin tables, since version 4
-// ignores a top-level [grpc] address). All use the native snapshotter
+// ignores a top-level [grpc] address). [V24Pin] is 2.4.2 with
+// contrib/containerd/pin.patch (not in Versions: no release). All use the native snapshotter
 // and get their images from OCI archives built in Go and loaded with
 // `ctr images import --no-unpack`, so no network is needed.
+//
+// # Pulls
+//
+// [Options].Registry names a plain-HTTP registry on loopback (the
+// registrytest package serves one in memory) that containerd's CRI plugin
+// pulls every registry's images from, through hosts.toml files under its
+// registry config_path; the transfer service unpacks into the native
+// snapshotter.
 //
 // # Pods
 //
@@ -38,8 +47,9 @@
 //	SANDBOXPIN_CONTAINERD2     $SANDBOXPIN_CACHE/containerd/v2.2.9/containerd
 //	SANDBOXPIN_CONTAINERD_2_3  $SANDBOXPIN_CACHE/containerd/v2.3.7/containerd
 //	SANDBOXPIN_CONTAINERD_2_4  $SANDBOXPIN_CACHE/containerd/v2.4.2/containerd
+//	SANDBOXPIN_CONTAINERD_2_4_PATCHED $SANDBOXPIN_CACHE/containerd-patched/v2.4.2/containerd
 //	SANDBOXPIN_CTR2            $SANDBOXPIN_CACHE/ctr/v2.4.2/ctr (for 1.7 and 2.x), else the ctr of V1
-//	SANDBOXPIN_CONTAINERD_2_4_SHIM $SANDBOXPIN_CACHE/containerd-shim-runc-v2/v2.4.2/containerd-shim-runc-v2 (pods on V24)
+//	SANDBOXPIN_CONTAINERD_2_4_SHIM $SANDBOXPIN_CACHE/containerd-shim-runc-v2/v2.4.2/containerd-shim-runc-v2 (pods on V24 and V24Pin)
 //	SANDBOXPIN_CACHE           ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin
 //
 // When something is missing the test is skipped with a message that says how to

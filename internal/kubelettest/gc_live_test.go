@@ -98,6 +98,11 @@ var gcRows = []gcRow{
 	{name: "containerd-2.4/alias", runtime: runtimeContainerd, version: containerdtest.V24, configured: aliasPause, wantDeleted: true, wantPod: podNoSandbox},
 	{name: "containerd-2.4/alias/shim", runtime: runtimeContainerd, version: containerdtest.V24, configured: aliasPause, shim: true, wantPod: podNoSandbox},
 	{name: "containerd-2.4/alias/fixed", runtime: runtimeContainerd, version: containerdtest.V24, configured: aliasPause, fix: true, wantPod: podRuns},
+	// containerd 2.4.2 with contrib/containerd/pin.patch pins the alias
+	// spelling itself (issue 23): the kubelet keeps the image with no shim.
+	// It still looks the sandbox image up by the configured name, as stock
+	// does, so pods cannot start offline: audit says so.
+	{name: "containerd-2.4-pin/alias", runtime: runtimeContainerd, version: containerdtest.V24Pin, configured: aliasPause, wantPod: podNoSandbox},
 	// The control case: the configured name is the stored one; and the
 	// same through the shim, to compare the kubelet's errors and relists.
 	{name: "containerd-2.4/exact", runtime: runtimeContainerd, version: containerdtest.V24, configured: storedPause, wantPod: podRuns},
@@ -500,8 +505,12 @@ func startContainerd(t *testing.T, tt gcRow) *node {
 	nodeCfg := filepath.Join(root, "etc", "containerd", "config.toml")
 	require.NoError(t, os.MkdirAll(filepath.Dir(nodeCfg), 0o750))
 	copyFile(t, cfgPath, nodeCfg)
+	release := "containerd " + tt.version.Release()
+	if tt.version == containerdtest.V24Pin {
+		release += " + contrib/containerd/pin.patch"
+	}
 	return &node{
-		release:  "containerd " + tt.version.Release(),
+		release:  release,
 		endpoint: ctrd.Endpoint,
 		root:     root,
 		configure: func(t *testing.T, old, image string) {
