@@ -68,3 +68,21 @@ func TestBinaryVersion(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, strings.Contains(err.Error(), "0.4.4"))
 }
+
+// FuzzParseVersionOutput feeds parseVersionOutput what a binary may print:
+// it returns a release version from the first line, or an error, and never
+// panics.
+func FuzzParseVersionOutput(f *testing.F) {
+	for _, seed := range []string{"cri-dockerd 0.4.4 (98c4823)\n", "cri-dockerd dev (HEAD)\n", "", "\n1.2.3", "v1.2.3", "1.2.3.4 1.2.3"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := parseVersionOutput(b)
+		if err != nil {
+			return
+		}
+		require.Regexp(t, versionWord, v)
+		line, _, _ := strings.Cut(string(b), "\n")
+		require.Contains(t, line, v)
+	})
+}
