@@ -61,7 +61,7 @@ type gcRow struct {
 	runtime    string                 // runtimeContainerd or runtimeCRIO
 	version    containerdtest.Version // containerd's build
 	configured string                 // the sandbox image in the runtime's config
-	// shim puts examples/crishim between the kubelet and the runtime.
+	// shim puts `sandboxpin shim` between the kubelet and the runtime.
 	shim bool
 	// fix applies what `sandboxpin audit` advises before the kubelet
 	// starts (it must advise a change of configuration).
@@ -126,7 +126,7 @@ type gcResult struct {
 }
 
 // TestKubeletGC runs a real kubelet v1.37.2 under disk pressure against real
-// containerd and CRI-O, directly and through examples/crishim, and checks
+// containerd and CRI-O, directly and through `sandboxpin shim`, and checks
 // which pause images its image GC deletes: the harm that sandboxpin exists
 // to prevent, the shim and the advised fix preventing it, and that audit and
 // serve predicted each outcome.
@@ -655,18 +655,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startShim starts examples/crishim in front of the runtime at endpoint,
+// startShim starts `sandboxpin shim` in front of the runtime at endpoint,
 // resolving the sandbox image from the node root and from the live runtime,
 // and returns the shim's endpoint.
 func startShim(t *testing.T, endpoint, root string) string {
 	t.Helper()
-	bin, err := shimBinary()
+	bin, err := sandboxpinBinary()
 	require.NoError(t, err)
 	dir, err := os.MkdirTemp("/tmp", "sbs")
 	require.NoError(t, err)
 	sock := filepath.Join(dir, "shim.sock")
 	stderr := &runtimetest.SyncBuffer{}
-	cmd := exec.Command(bin, "--listen", "unix://"+sock, "--runtime-endpoint", endpoint, "--root", root)
+	cmd := exec.Command(bin, "shim", "--listen", "unix://"+sock, "--runtime-endpoint", endpoint, "--root", root)
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, cmd.Start())

@@ -1,6 +1,6 @@
 //go:build race
 
-package main
+package crishim
 
 // raceEnabled is true in a test binary built with -race, where timings say
 // nothing about the shim.

@@ -1,4 +1,4 @@
-package main
+package crishim
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func TestLiveCrictl(t *testing.T) {
 			assertResolves(t, root, ctrd.Endpoint, tt.configured)
 
 			shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-			log, hup := startRunShim(t, options{listen: "unix://" + shimPath, runtimeEndpoint: ctrd.Endpoint, root: root})
+			log, hup := startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: ctrd.Endpoint, Root: root})
 
 			crictlOut := func(endpoint string, args ...string) string {
 				t.Helper()

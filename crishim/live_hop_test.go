@@ -1,4 +1,4 @@
-package main
+package crishim
 
 import (
 	"fmt"
@@ -64,9 +64,9 @@ func TestLiveHop(t *testing.T) {
 		require.NoError(t, err)
 		writeConfig(t, root, string(cfg))
 		shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-		startRunShim(t, options{listen: "unix://" + shimPath, runtimeEndpoint: ctrd.Endpoint, root: root})
+		startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: ctrd.Endpoint, Root: root})
 		grpcShimPath := filepath.Join(shortTempDir(t), "shim.sock")
-		startRunShim(t, options{listen: "unix://" + grpcShimPath, runtimeEndpoint: ctrd.Endpoint, root: root, grpcProxy: true})
+		startRunShim(t, Options{Listen: "unix://" + grpcShimPath, RuntimeEndpoint: ctrd.Endpoint, Root: root, GRPCProxy: true})
 		targets := []hopTarget{
 			{name: "direct", path: ctrd.Socket},
 			{name: "grpc-floor", path: startShimMode(t, ctrd.Socket, fixed(nil), true)},

@@ -1,4 +1,4 @@
-package main
+package crishim
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc/codes"
 
 	"github.com/sandboxpin/sandboxpin/pin"
 )
@@ -83,6 +84,8 @@ const (
 type relayStream struct {
 	kind   relayKind
 	method string
+	// methodID is the stream's method for metrics (methodID).
+	methodID int
 	// Windows, in bytes: avail is the client's, what the relay may still
 	// send it; upWin the runtime's, what the client and the relay granted
 	// it; debt what the relay granted on the client's behalf, not yet paid
@@ -139,6 +142,16 @@ type relayConn struct {
 	// Scratch of writeCredits, under upMu.
 	creditBuf []byte
 	memo      *verdictMemo
+
+	// The runtime's header blocks, decoded by the response pump for the
+	// grpc-status of each call (metrics). respDecoderMax is the client's
+	// SETTINGS_HEADER_TABLE_SIZE, which bounds the runtime's HPACK table.
+	respDec        *hpack.Decoder
+	respDecoderMax atomic.Uint32
+	respStatus     string // grpc-status of the block being read
+	respEnds       bool   // the block being read ends its stream: trailers
+	respMethod     int    // the method of the block's stream
+	respBroken     bool   // a block did not decode: statuses are unknown from now on
 }
 
 // newRelayConn pairs a client connection with a runtime connection.
@@ -157,6 +170,15 @@ func (s *shim) newRelayConn(down, up net.Conn) *relayConn {
 	}
 	c.cond.L = &c.mu
 	c.decoderMax.Store(defaultHeaderSize)
+	c.respDecoderMax.Store(defaultHeaderSize)
+	c.respDec = hpack.NewDecoder(defaultHeaderSize, func(f hpack.HeaderField) {
+		if f.Name == "grpc-status" {
+			c.respStatus = f.Value
+		}
+	})
+	// A field the decoder must hold whole is bounded as a request's
+	// header block is: past it, statuses are unknown (respBroken).
+	c.respDec.SetMaxStringLength(maxHeaderBlock)
 	c.runtimeMax.Store(defaultMaxFrame)
 	c.clientMaxSeen.Store(defaultMaxFrame)
 	return c
@@ -355,7 +377,7 @@ func (c *relayConn) requests() error {
 				binary.BigEndian.PutUint32(out[frameHeaderLen:], uint32(fwd)) //nolint:gosec // G115: 0 <= fwd <= inc < 2^31
 			}
 		case frameRSTStream:
-			c.endStream(h.stream)
+			c.endStreamReset(h.stream, p)
 		}
 		if first {
 			// After the client's SETTINGS, which must come first: the
@@ -377,7 +399,7 @@ func (c *relayConn) openStream(id uint32, path string) {
 		return // trailers, or a stream that is over
 	}
 	c.lastStream = id
-	st := &relayStream{avail: c.clientInit, upWin: c.clientInit}
+	st := &relayStream{avail: c.clientInit, upWin: c.clientInit, methodID: methodID(path)}
 	if c.shim.pins.Load() == nil {
 		// No rules, nothing to patch: every stream passes as it comes.
 		path = ""
@@ -396,6 +418,25 @@ func (c *relayConn) stream(id uint32) *relayStream {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.streams[id]
+}
+
+// endStreamReset forgets a stream that an RST_STREAM frame with payload p
+// ended, and counts its call: Canceled for CANCEL (RFC 9113 section 7:
+// 0x8), as gRPC reads it, Internal for other errors.
+func (c *relayConn) endStreamReset(id uint32, p []byte) {
+	c.mu.Lock()
+	st, ok := c.streams[id]
+	delete(c.streams, id)
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	code := codes.Internal
+	if len(p) == 4 && binary.BigEndian.Uint32(p) == 0x8 {
+		code = codes.Canceled
+	}
+	c.shim.metrics.call(st.methodID, code)
 }
 
 // endStream forgets a stream that is over; its debt ends with it.
@@ -423,6 +464,8 @@ func (c *relayConn) clientSettings(p []byte) error {
 				st.avail += delta
 				st.upWin += delta
 			}
+		case settingHeaderTableSize:
+			c.respDecoderMax.Store(v)
 		case settingMaxFrameSize:
 			c.clientMax = int(v)
 			if v > c.clientMaxSeen.Load() {
@@ -477,6 +520,12 @@ func (c *relayConn) responses() error {
 	for {
 		h, err := fr.headerWithin(c.clientMaxSeen.Load(), "runtime")
 		if err != nil {
+			c.mu.Lock()
+			closed := c.closed
+			c.mu.Unlock()
+			if !closed {
+				c.shim.lostRuntime() // the runtime ended the connection
+			}
 			return err
 		}
 		if h.typ == frameData {
@@ -517,19 +566,61 @@ func (c *relayConn) responseFrame(h frameHeader, p []byte) error {
 			}
 		}
 	case frameHeaders:
+		c.respStatus, c.respEnds, c.respMethod = "", h.flags&flagEndStream != 0, -1
 		if h.flags&flagEndStream != 0 {
 			// Trailers: what is held goes first, as it is.
 			if st := c.stream(h.stream); st != nil {
+				c.respMethod = st.methodID
 				if err := c.release(h.stream, st); err != nil {
 					return err
 				}
 			}
 			defer c.endStream(h.stream)
 		}
+		if frag, err := headerFragment(h, p); err == nil {
+			c.decodeResponse(frag, h.flags&flagEndHeaders != 0)
+		} else {
+			c.respBroken = true
+		}
+	case frameContinuation:
+		c.decodeResponse(p, h.flags&flagEndHeaders != 0)
 	case frameRSTStream:
-		defer c.endStream(h.stream)
+		defer c.endStreamReset(h.stream, p)
 	}
 	return c.forward(h, p)
+}
+
+// decodeResponse decodes a fragment of the runtime's header block, to keep
+// the HPACK table in step with the client's and read grpc-status; end says
+// the block ends with it. A call whose trailers end here is counted. The
+// relay passes the block on as it came whatever this finds: a block that
+// does not decode only leaves the status of later calls unknown.
+func (c *relayConn) decodeResponse(frag []byte, end bool) {
+	if c.respBroken {
+		if end && c.respEnds && c.respMethod >= 0 {
+			c.shim.metrics.call(c.respMethod, codes.Unknown)
+		}
+		return
+	}
+	c.respDec.SetAllowedMaxDynamicTableSize(c.respDecoderMax.Load())
+	if _, err := c.respDec.Write(frag); err != nil {
+		c.respBroken = true
+	}
+	if !end {
+		return
+	}
+	if !c.respBroken {
+		if err := c.respDec.Close(); err != nil {
+			c.respBroken = true
+		}
+	}
+	if c.respEnds && c.respMethod >= 0 {
+		code := codes.Unknown
+		if !c.respBroken {
+			code = parseStatus(c.respStatus)
+		}
+		c.shim.metrics.call(c.respMethod, code)
+	}
 }
 
 // forward writes a frame to the client as it came.
@@ -732,6 +823,7 @@ func (c *relayConn) sendMessage(id uint32, st *relayStream, msg []byte) error {
 	if st.bad != nil || st.p == nil || len(st.p.spans) == 0 {
 		return c.sendData(id, [][]byte{msg}, len(msg), false)
 	}
+	c.shim.metrics.pin(len(st.p.spans))
 	body := msg[grpcMsgHeaderLen:]
 	size := st.p.size(body)
 	grown := int64(size - len(body))

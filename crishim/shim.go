@@ -1,4 +1,4 @@
-package main
+package crishim
 
 import (
 	"context"
@@ -72,6 +72,23 @@ type shim struct {
 	// grpcOnly serves every connection with the gRPC proxy, never the
 	// relay: the floor TestHopTable compares with.
 	grpcOnly bool
+	// metrics records what the shim does; nil records nothing.
+	metrics *metrics
+	// runtimeLost is true after a dial to the runtime failed or a runtime
+	// connection ended from the runtime's side, until a dial succeeds
+	// again (a reconnect).
+	runtimeLost atomic.Bool
+}
+
+// lostRuntime notes that the runtime went away.
+func (s *shim) lostRuntime() { s.runtimeLost.Store(true) }
+
+// reachedRuntime notes a connection to the runtime, and counts a
+// reconnect when it had gone away.
+func (s *shim) reachedRuntime() {
+	if s.runtimeLost.CompareAndSwap(true, false) {
+		s.metrics.reconnect()
+	}
 }
 
 // hopTuning sizes the gRPC transport of the shim's two connections: the
@@ -189,11 +206,14 @@ func (s *shim) reload(ctx context.Context) error {
 	m, err := s.load(ctx)
 	if err != nil {
 		if !s.loaded.Load() {
+			s.metrics.reload(reloadFailed)
 			return fmt.Errorf("load pin rules (none loaded yet): %w", err)
 		}
+		s.metrics.reload(reloadKept)
 		return fmt.Errorf("reload pin rules (keeping the previous ones): %w", err)
 	}
 	s.store(m)
+	s.metrics.reload(reloadOK)
 	return nil
 }
 
@@ -272,10 +292,12 @@ func (s *shim) serve(ctx context.Context, lis net.Listener) error {
 				if err != nil {
 					// As if the client had dialled the runtime itself: the
 					// connection fails, and the client tries again.
+					s.lostRuntime()
 					s.log.Warn("cannot reach the runtime: closing the client's connection", "runtime", s.runtimePath, "err", err)
 					_ = conn.Close()
 					return
 				}
+				s.reachedRuntime()
 				rc := s.newRelayConn(conn, up)
 				mu.Lock()
 				relays[rc] = struct{}{}
@@ -442,11 +464,12 @@ func (q *connQueue) Addr() net.Addr { return q.addr }
 // runtime and copies messages both ways, headers and trailers included,
 // rewriting only the responses that carry images. A status from the runtime
 // is returned as it is.
-func (s *shim) proxy(_ any, down grpc.ServerStream) error {
+func (s *shim) proxy(_ any, down grpc.ServerStream) (err error) {
 	method, ok := grpc.MethodFromServerStream(down)
 	if !ok {
 		return status.Error(codes.Internal, "crishim: call without a method name")
 	}
+	defer func() { s.metrics.call(methodID(method), status.Code(err)) }()
 	if !s.loaded.Load() {
 		switch method {
 		case methodListImages, methodImageStatus, methodStreamImages:
@@ -558,6 +581,7 @@ func (s *shim) rewrite(ctx context.Context, method string, f *frame) {
 			case len(p.spans) == 0:
 				return
 			case len(p.spans) <= maxSplices:
+				s.metrics.pin(len(p.spans))
 				f.bufs = p.splicePieces(f.bufs)
 				return
 			}
@@ -579,6 +603,10 @@ func (s *shim) rewrite(ctx context.Context, method string, f *frame) {
 	}
 	switch {
 	case len(p.spans) == 0:
+		return
+	}
+	s.metrics.pin(len(p.spans))
+	switch {
 	case len(p.spans) <= maxSplices:
 		// The usual case, the pause image and a few more: splice the
 		// patches in without copying the response.

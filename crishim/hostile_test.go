@@ -1,4 +1,4 @@
-package main
+package crishim
 
 import (
 	"context"
@@ -329,10 +329,10 @@ func TestHostileRuntimeShimStart(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			runtimePath := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: tt.info})
-			o := options{
-				listen:          "unix://" + filepath.Join(shortTempDir(t), "shim.sock"),
-				runtimeEndpoint: "unix://" + runtimePath,
-				root:            t.TempDir(),
+			o := Options{
+				Listen:          "unix://" + filepath.Join(shortTempDir(t), "shim.sock"),
+				RuntimeEndpoint: "unix://" + runtimePath,
+				Root:            t.TempDir(),
 			}
 			log := &runtimetest.SyncBuffer{}
 			code := within(t, func() int {

@@ -1,4 +1,4 @@
-package main
+package crishim
 
 import (
 	"bufio"
@@ -58,11 +58,12 @@ func loadSandbox(imgs []*runtimeapi.Image, g int) string { return imgs[g].GetRep
 // index sandbox.
 func wantLoadPinned(i, sandbox int) bool { return i == sandbox || i%10 == loadAlwaysIndex }
 
-// buildShim builds the command into a temporary directory.
+// buildShim builds internal/shimmain (a Shim with the flags of `sandboxpin
+// shim`) into a temporary directory.
 func buildShim(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(shortTempDir(t), "crishim")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "./internal/shimmain").CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 	return bin
 }
