@@ -62,14 +62,13 @@ func listImages(ctx context.Context, c runtimeapi.ImageServiceClient) (map[strin
 
 // requireGap checks that image and runtime calls through the shim fail with
 // Unavailable, gapCalls times each.
-func requireGap(t *testing.T, conn *grpc.ClientConn, wantMessage string) {
+func requireGap(t *testing.T, conn *grpc.ClientConn) {
 	t.Helper()
 	ctx := testContext(t)
 	images, runtime := runtimeapi.NewImageServiceClient(conn), runtimeapi.NewRuntimeServiceClient(conn)
 	for range gapCalls {
 		_, err := listImages(ctx, images)
 		require.Equal(t, codes.Unavailable, status.Code(err), "ListImages while the runtime is away: %v", err)
-		assert.Contains(t, status.Convert(err).Message(), wantMessage)
 		vctx, cancel := context.WithTimeout(ctx, callTimeout)
 		_, err = runtime.Version(vctx, &runtimeapi.VersionRequest{})
 		cancel()
@@ -107,7 +106,7 @@ func TestRuntimeRestarts(t *testing.T) {
 	require.Equal(t, wantPinnedByTag(), awaitPinned(t, images))
 	for cycle := range 3 {
 		stop()
-		requireGap(t, conn, "")
+		requireGap(t, conn)
 		start := time.Now()
 		stop = serveFakeAt(t, path, newFake())
 		assert.Equal(t, wantPinnedByTag(), awaitPinned(t, images), "after restart %d", cycle+1)
@@ -127,7 +126,7 @@ func TestRuntimeLate(t *testing.T) {
 	log, _ := startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: "unix://" + path, Root: t.TempDir()})
 	assert.Contains(t, log.String(), "the runtime is not reachable yet")
 	conn := dial(t, shimPath)
-	requireGap(t, conn, "")
+	requireGap(t, conn)
 	_, err := listImages(testContext(t), runtimeapi.NewImageServiceClient(conn))
 	assert.Contains(t, status.Convert(err).Message(), "no pin rules loaded yet")
 
@@ -229,7 +228,7 @@ func TestLiveRuntimeRestart(t *testing.T) {
 			require.Equal(t, want, awaitPinned(t, images), "before the restart")
 
 			ctrd.Stop(t)
-			requireGap(t, conn, "")
+			requireGap(t, conn)
 			hup <- os.Interrupt
 			waitFor(t, reconnectBound, "the reload in the gap to fail", func() bool { return strings.Contains(log.String(), "keeping the previous ones") })
 

@@ -93,7 +93,8 @@ type Shim struct {
 }
 
 // New checks o, connects to the runtime, loads the rules and listens on
-// o.Listen (and o.MetricsListen). A runtime whose socket does not exist
+// o.Listen (and o.MetricsListen), with the mode, owner and group of the
+// runtime's socket when it exists. A runtime whose socket does not exist
 // yet is no error: the shim serves anyway, answers the image calls
 // Unavailable and loads the rules once the runtime answers. A node
 // configuration that does not resolve is an error. Errors about o wrap
@@ -143,6 +144,10 @@ func New(ctx context.Context, o Options) (*Shim, error) {
 	}
 	if sh.lis, err = listenUnix(listenPath); err != nil {
 		_ = upstream.Close()
+		return nil, fmt.Errorf("cannot listen: %w", err)
+	}
+	if err := matchSocket(listenPath, runtimePath); err != nil {
+		sh.Close()
 		return nil, fmt.Errorf("cannot listen: %w", err)
 	}
 	if o.MetricsListen != "" {

@@ -656,6 +656,7 @@ func TestMain(m *testing.M) {
 }
 
 // startShim starts `sandboxpin shim` in front of the runtime at endpoint,
+// with the ExecStart line of deploy/systemd/sandboxpin-shim.service,
 // resolving the sandbox image from the node root and from the live runtime,
 // and returns the shim's endpoint.
 func startShim(t *testing.T, endpoint, root string) string {
@@ -666,7 +667,9 @@ func startShim(t *testing.T, endpoint, root string) string {
 	require.NoError(t, err)
 	sock := filepath.Join(dir, "shim.sock")
 	stderr := &runtimetest.SyncBuffer{}
-	cmd := exec.Command(bin, "shim", "--listen", "unix://"+sock, "--runtime-endpoint", endpoint, "--root", root)
+	args, err := shimCommand(bin, "unix://"+sock, endpoint, root, "127.0.0.1:0")
+	require.NoError(t, err)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, cmd.Start())
