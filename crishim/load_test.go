@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +25,8 @@ import (
 
 // The load test: 64 clients call ListImages (10,000 images) and ImageStatus
 // through the shim binary for loadDuration while the node's config flips
-// between two sandbox images and the shim gets a SIGHUP every 100 ms.
+// between two sandbox images, the shim gets a SIGHUP every 100 ms and its
+// /metrics is scraped every 250 ms.
 
 const (
 	loadClients   = 64
@@ -68,6 +71,55 @@ func buildShim(t *testing.T) string {
 	return bin
 }
 
+// logValue returns the value of key in the first log line of msg.
+func logValue(t *testing.T, log, msg, key string) string {
+	t.Helper()
+	for l := range strings.Lines(log) {
+		if !strings.Contains(l, `msg="`+msg+`"`) {
+			continue
+		}
+		for _, f := range strings.Fields(l) {
+			if v, ok := strings.CutPrefix(f, key+"="); ok {
+				return v
+			}
+		}
+	}
+	t.Fatalf("no %s= in a log line %q:\n%s", key, msg, log)
+	return ""
+}
+
+// httpMetrics returns the body of GET url.
+func httpMetrics(url string) (string, error) {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
+}
+
+// metricValue returns the value of a series (name and labels, as exposed)
+// in the Prometheus text exposition, -1 when absent.
+func metricValue(exposition, series string) float64 {
+	for l := range strings.Lines(exposition) {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
+}
+
 // peakRSS returns the VmHWM of process pid, in bytes.
 func peakRSS(t *testing.T, pid int) int64 {
 	t.Helper()
@@ -106,7 +158,8 @@ func TestLoad(t *testing.T) {
 	writeConfig(t, root, containerdConfig(loadSandbox(imgs, 0)))
 	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
 	stderr := &runtimetest.SyncBuffer{}
-	cmd := exec.Command(bin, "--listen", "unix://"+shimPath, "--runtime-endpoint", "unix://"+runtimePath, "--root", root, "--pin", loadPinGlob)
+	cmd := exec.Command(bin, "--listen", "unix://"+shimPath, "--runtime-endpoint", "unix://"+runtimePath, "--root", root, "--pin", loadPinGlob,
+		"--metrics-listen", "127.0.0.1:0")
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -120,6 +173,7 @@ func TestLoad(t *testing.T) {
 		}
 	})
 	waitFor(t, 30*time.Second, "the shim to serve", func() bool { return strings.Contains(stderr.String(), "msg=serving") })
+	metricsURL := "http://" + logValue(t, stderr.String(), "serving metrics", "addr") + "/metrics"
 
 	ctx, cancel := context.WithTimeout(context.Background(), duration)
 	defer cancel()
@@ -182,6 +236,18 @@ func TestLoad(t *testing.T) {
 		})
 	}
 
+	// The scraper, as Prometheus would but more often.
+	var scrapes atomic.Int64
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			if _, err := httpMetrics(metricsURL); err != nil {
+				fail(fmt.Errorf("scrape: %w", err))
+			}
+			scrapes.Add(1)
+			time.Sleep(250 * time.Millisecond)
+		}
+	})
+
 	// The reloader: flip the sandbox image, every tenth time write a
 	// malformed file instead (the reload fails and keeps the rules), and
 	// send SIGHUP, every 100 ms.
@@ -232,6 +298,25 @@ func TestLoad(t *testing.T) {
 		require.Equal(t, wantLoadPinned(j, 5), img.GetPinned(), "image %d after a failed reload: the previous rules must hold", j)
 	}
 
+	// The metrics count what the clients saw and the log says.
+	metrics, err := httpMetrics(metricsURL)
+	require.NoError(t, err)
+	log := stderr.String()
+	for _, m := range []struct {
+		series string
+		want   int64
+	}{
+		{`sandboxpin_shim_calls_total{code="OK",method="/runtime.v1.ImageService/ListImages"}`, lists.Load() + 1}, // and the check
+		{`sandboxpin_shim_calls_total{code="OK",method="/runtime.v1.ImageService/ImageStatus"}`, statuses.Load()},
+		{`sandboxpin_shim_rule_reloads_total{result="ok"}`, int64(strings.Count(log, "pin rules loaded"))},
+		{`sandboxpin_shim_rule_reloads_total{result="kept"}`, int64(strings.Count(log, "keeping the previous ones"))},
+		{`sandboxpin_shim_rules`, 2},
+	} {
+		assert.Equal(t, float64(m.want), metricValue(metrics, m.series), "%s", m.series)
+	}
+	// Each answer pins its sandbox image and the glob's thousand.
+	assert.GreaterOrEqual(t, metricValue(metrics, "sandboxpin_shim_images_pinned_total"), float64((lists.Load()+1)*(loadImages/10+1)+statuses.Load()/2))
+
 	rss := peakRSS(t, cmd.Process.Pid)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
@@ -241,11 +326,11 @@ func TestLoad(t *testing.T) {
 		t.Fatal("the shim did not stop on SIGTERM")
 	}
 
-	log := stderr.String()
+	log = stderr.String()
 	loaded := strings.Count(log, "pin rules loaded") - 2          // the first load and the certain one above are not counted
 	failed := strings.Count(log, "keeping the previous ones") - 1 // the certain one above
-	t.Logf("%v, %d clients: %d ListImages (%d images), %d ImageStatus, %d errors, %d torn; %d SIGHUPs (%d with a malformed config): %d reloads, %d failed; shim peak RSS %d MiB",
-		duration, loadClients, lists.Load(), loadImages, statuses.Load(), errs.Load(), torn.Load(), sighups, malformed, loaded, failed, rss>>20)
+	t.Logf("%v, %d clients: %d ListImages (%d images), %d ImageStatus, %d errors, %d torn; %d SIGHUPs (%d with a malformed config): %d reloads, %d failed; %d scrapes; shim peak RSS %d MiB",
+		duration, loadClients, lists.Load(), loadImages, statuses.Load(), errs.Load(), torn.Load(), sighups, malformed, loaded, failed, scrapes.Load(), rss>>20)
 	if err, ok := firstErr.Load().(error); ok {
 		t.Errorf("first error: %v", err)
 	}
