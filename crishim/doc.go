@@ -85,6 +85,23 @@
 // Label values are bounded (known methods, 17 codes): a client sending
 // made-up method names adds no series.
 //
+// # Performance
+//
+// Measured in one run on a shared 2-CPU machine against an in-process fake
+// runtime (TestHopTable, medians of 40 alternating calls; TestFramerCost;
+// TestPLEGCost):
+//
+//   - ListImages through the shim, which pins the pause image in every
+//     answer: 1.21× direct at 1,000 images (1.579 ms vs 1.309 ms), 1.23× at
+//     10,000 (11.85 ms vs 9.67 ms);
+//   - ImageStatus: 385 µs through the shim, 367 µs through the relay
+//     without rules, 510 µs through a plain gRPC hop, 325 µs direct;
+//   - the Framer frame layer takes 629 µs for a 10,000-image answer where
+//     the hand-written frames took 444 µs: 1.4 % of the call;
+//   - the kubelet's steady pattern (PLEG relist of 30 pods every second,
+//     ListImages of 1,000 images every 30 s) costs about 4.7 ms more CPU
+//     per minute through the shim (median of 41 paired minutes).
+//
 // # Concurrency
 //
 // [Shim.Serve] runs once; [Shim.Reload] and [Shim.Handler] may be called
