@@ -183,7 +183,7 @@ func resultTable(results map[string]*gcResult) string {
 		}
 		path := "runtime"
 		if row.shim {
-			path = "crishim"
+			path = "sandboxpin shim"
 		}
 		predicted := "OK"
 		if r.auditCode != 0 {
