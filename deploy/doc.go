@@ -1,8 +1,9 @@
 // Package deploy holds no code: it is the Kubernetes manifests under
 // kubernetes/ (a DaemonSet running `sandboxpin serve` on every node, a
 // PodMonitor and a PrometheusRule), node-problem-detector's custom plugin
-// monitor under node-problem-detector/, and the tests that check them by
-// machine.
+// monitor under node-problem-detector/, the CRI shim's systemd unit and
+// kubelet drop-in under systemd/ (checked with systemd-analyze verify), and
+// the tests that check them by machine.
 //
 // The tests decode every manifest strictly into the Kubernetes API types
 // (k8s.io/api, and the Prometheus Operator's monitoring/v1 for PodMonitor

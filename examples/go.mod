@@ -7,7 +7,6 @@ require (
 	github.com/sandboxpin/sandboxpin/criinfo/cri v0.0.0-00010101000000-000000000000
 	github.com/sandboxpin/sandboxpin/internal v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
-	golang.org/x/net v0.60.0
 	google.golang.org/grpc v1.79.3
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af
 	k8s.io/cri-api v0.36.6
@@ -19,6 +18,7 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/pelletier/go-toml/v2 v2.0.6 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
+	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260128011058-8636f8732409 // indirect

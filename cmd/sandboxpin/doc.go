@@ -9,6 +9,7 @@
 //	sandboxpin normalize REF...
 //	sandboxpin audit    [--runtime-endpoint URL] [--root DIR] [-o text|prometheus|summary]
 //	sandboxpin serve    [--listen ADDR] [--interval D] [--min-interval D] [--runtime-endpoint URL] [--root DIR]
+//	sandboxpin shim     --listen unix:///path --runtime-endpoint URL [--pin PATTERN]... [--root DIR] [--metrics-listen ADDR]
 //	sandboxpin prepull  [--root DIR] [--kubeadm-version V]
 //	sandboxpin version
 //
@@ -45,5 +46,11 @@
 // links, absolute or not, resolve inside DIR and never onto the host this
 // runs on; FIFOs, sockets and devices are refused, and every read is
 // bounded. SIGINT and SIGTERM cancel the command, which then ends within a
-// second whatever it is doing (exit 2).
+// second whatever it is doing (exit 2); shim gives the calls in flight
+// crishim.ShutdownGrace first, and exits 0 after a clean stop.
+//
+// shim is the CRI proxy of package crishim: point the kubelet at --listen
+// and it forwards every call to the runtime, setting Image.Pinned on the
+// node's sandbox image and the --pin patterns. SIGHUP reloads its rules.
+// deploy/systemd holds its unit and a kubelet drop-in.
 package main

@@ -19,17 +19,20 @@ const (
 type command struct {
 	name, summary string
 	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// grace replaces exitGrace for this command when not zero.
+	grace time.Duration
 }
 
 func commands() []command {
 	return []command{
-		{"resolve", "the sandbox image this node really uses, every source of it, conflicts and pins", runResolve},
-		{"check", "whether images are pinned, and by which rule", runCheck},
-		{"normalize", "the canonical form of image references", runNormalize},
-		{"audit", "the runtime's images: its own pinned flag beside sandboxpin's verdict", runAudit},
-		{"serve", "a Prometheus exporter of the audit, for a DaemonSet", runServe},
-		{"prepull", "the images an installer must pre-pull for this node", runPrepull},
-		{"version", "the version of this program", runVersion},
+		{"resolve", "the sandbox image this node really uses, every source of it, conflicts and pins", runResolve, 0},
+		{"check", "whether images are pinned, and by which rule", runCheck, 0},
+		{"normalize", "the canonical form of image references", runNormalize, 0},
+		{"audit", "the runtime's images: its own pinned flag beside sandboxpin's verdict", runAudit, 0},
+		{"serve", "a Prometheus exporter of the audit, for a DaemonSet", runServe, 0},
+		{"shim", "a CRI proxy that pins the sandbox image for runtimes that do not", runShim, shimExitGrace},
+		{"prepull", "the images an installer must pre-pull for this node", runPrepull, 0},
+		{"version", "the version of this program", runVersion, 0},
 	}
 }
 
@@ -37,14 +40,21 @@ func commands() []command {
 // SIGTERM has cancelled its context, before the process exits anyway (with
 // exitError): a write to a pipe that nobody reads, or any other call that
 // takes no context, must not keep it alive. With it the command ends within
-// a second of the signal in every state.
+// a second of the signal in every state; shim, which lets the calls in
+// flight finish, has a grace of its own.
 const exitGrace = 500 * time.Millisecond
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	grace := exitGrace
+	for _, c := range commands() {
+		if len(os.Args) > 1 && c.name == os.Args[1] && c.grace != 0 {
+			grace = c.grace
+		}
+	}
 	go func() {
 		<-ctx.Done() // a signal, or stop below
-		time.Sleep(exitGrace)
+		time.Sleep(grace)
 		os.Exit(exitError)
 	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -2,37 +2,50 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
+	"github.com/sandboxpin/sandboxpin/internal/criservertest"
 )
 
-func TestRunErrors(t *testing.T) {
+const (
+	storedPause = "registry.k8s.io/pause:3.10.1"
+	aliasPause  = "k8s.gcr.io/pause:3.10.1" // the same image, by the alias
+	busybox     = "docker.io/library/busybox:1.37"
+)
+
+func TestRun(t *testing.T) {
 	t.Parallel()
-	absent := filepath.Join(t.TempDir(), "absent.sock")
+	runtimePath := "unix://" + criservertest.Serve(t, &criservertest.Runtime{
+		RuntimeName: "containerd", RuntimeVersion: "v2.2.9",
+		Images: []*runtimeapi.Image{
+			{Id: "sha256:" + strings.Repeat("a", 64), RepoTags: []string{storedPause}},
+			{Id: "sha256:" + strings.Repeat("b", 64), RepoTags: []string{busybox}},
+			{Id: "sha256:" + strings.Repeat("c", 64), RepoTags: []string{"docker.io/library/nginx:1.27"}, Pinned: true},
+		},
+	})
 	tests := []struct {
-		name       string
-		args       []string // command line
-		wantCode   int      // exit code
-		wantStderr string   // substring of stderr
+		name     string
+		args     []string // command line
+		wantCode int      // exit code
+		wantOut  string   // stdout
+		wantErr  string   // substring of stderr
 	}{
-		{name: "help", args: []string{"--help"}, wantCode: exitOK, wantStderr: "Usage: crishim"},
-		{name: "no flags", args: nil, wantCode: exitUsage, wantStderr: "--listen is required"},
-		{name: "no runtime", args: []string{"--listen", "unix:///tmp/x.sock"}, wantCode: exitUsage, wantStderr: "--runtime-endpoint is required"},
-		{name: "extra argument", args: []string{"--listen", "/a", "--runtime-endpoint", "/b", "c"}, wantCode: exitUsage, wantStderr: "unexpected arguments"},
-		{name: "unknown flag", args: []string{"--lisen", "/a"}, wantCode: exitUsage, wantStderr: "flag provided but not defined"},
-		{name: "relative listen", args: []string{"--listen", "shim.sock", "--runtime-endpoint", absent}, wantCode: exitUsage, wantStderr: "want unix:///path or /path"},
-		{name: "bad pin", args: []string{"--listen", "/tmp/x.sock", "--runtime-endpoint", absent, "--pin", "*"}, wantCode: exitUsage, wantStderr: `bad --pin`},
+		{name: "alias pins the stored name", args: []string{"--runtime-endpoint", runtimePath, "--pin", aliasPause}, wantOut: "" +
+			storedPause + " runtime=false shim=true\n" +
+			busybox + " runtime=false shim=false\n" +
+			"docker.io/library/nginx:1.27 runtime=true shim=true\n"},
+		{name: "no pins keeps the runtime's", args: []string{"--runtime-endpoint", runtimePath}, wantOut: "" +
+			storedPause + " runtime=false shim=false\n" +
+			busybox + " runtime=false shim=false\n" +
+			"docker.io/library/nginx:1.27 runtime=true shim=true\n"},
+		{name: "no endpoint", wantCode: 2, wantErr: "want --runtime-endpoint"},
+		{name: "bad pin", args: []string{"--runtime-endpoint", runtimePath, "--pin", "*"}, wantCode: 2, wantErr: `"*"`},
+		{name: "help", args: []string{"--help"}, wantErr: "-runtime-endpoint"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,105 +53,25 @@ func TestRunErrors(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(tt.args, &stdout, &stderr)
 			assert.Equal(t, tt.wantCode, code, "run(%q) exit code; stderr:\n%s", tt.args, stderr.String())
-			assert.Contains(t, stderr.String(), tt.wantStderr)
+			assert.Equal(t, tt.wantOut, stdout.String(), "run(%q) stdout", tt.args)
+			assert.Contains(t, stderr.String(), tt.wantErr)
 		})
 	}
 }
 
-// waitFor polls cond every 20ms until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// TestBinary builds the program and runs it in front of the fake runtime:
-// it serves, pins the default sandbox image of the runtime it finds (the
-// fake says containerd v2.2.9 and reports no sandbox image; the node tree is
-// empty), reloads on SIGHUP, stops on SIGTERM with exit 0 and removes its
-// socket.
-func TestBinary(t *testing.T) {
+// TestLive runs the interceptor against a real containerd 1.6.20, which
+// never sets pinned: with the sandbox image as a pin pattern (by its
+// alias), the stored pause image comes back pinned and busybox does not.
+func TestLive(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds a binary")
-	}
-	dir := shortTempDir(t)
-	bin := filepath.Join(dir, "crishim")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-
-	runtimePath := startFake(t, newFake())
-	shimPath := filepath.Join(dir, "shim.sock")
-	root := t.TempDir()
-	stderr := &runtimetest.SyncBuffer{}
-	cmd := exec.Command(bin, "--listen", "unix://"+shimPath, "--runtime-endpoint", "unix://"+runtimePath, "--root", root)
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-		}
+	ctrd := containerdtest.Start(t, containerdtest.V1, containerdtest.Options{
+		SandboxImage: aliasPause,
+		Images:       []containerdtest.Image{{Names: []string{storedPause}}, {Names: []string{busybox}}},
 	})
-	waitFor(t, 30*time.Second, "the shim to serve", func() bool { return strings.Contains(stderr.String(), "msg=serving") })
-
-	resp, err := runtimeapi.NewImageServiceClient(dial(t, shimPath)).ListImages(testContext(t), &runtimeapi.ListImagesRequest{})
-	require.NoError(t, err)
-	got := pinnedByTag(resp.GetImages())
-	assert.True(t, got[tagPause], "the default sandbox image of containerd 2.2 is pinned: %v", got)
-	assert.False(t, got[tagBusy], "busybox is not pinned: %v", got)
-	assert.True(t, got[tagOwn], "the runtime's own pin stays: %v", got)
-
-	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
-	waitFor(t, 10*time.Second, "the reload", func() bool { return strings.Count(stderr.String(), "pin rules loaded") == 2 })
-
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "exit status; stderr:\n%s", stderr.String())
-	case <-time.After(2 * shutdownGrace):
-		t.Fatalf("the shim did not stop on SIGTERM; stderr:\n%s", stderr.String())
-	}
-	_, err = os.Stat(shimPath)
-	assert.ErrorIs(t, err, os.ErrNotExist, "the socket is removed")
-	t.Logf("stderr:\n%s", stderr.String())
-}
-
-// startRunShim runs runShim with o until the test ends, and returns its log
-// and the channel that triggers a reload.
-func startRunShim(t *testing.T, o options) (*runtimetest.SyncBuffer, chan<- os.Signal) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	hup := make(chan os.Signal, 1)
-	log := &runtimetest.SyncBuffer{}
-	done := make(chan int, 1)
-	go func() { done <- runShim(ctx, o, hup, log) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case code := <-done:
-			assert.Equal(t, exitOK, code, "runShim exit code; log:\n%s", log.String())
-		case <-time.After(2 * shutdownGrace):
-			t.Errorf("runShim did not stop; log:\n%s", log.String())
-		}
-		path, _ := socketPath(o.listen)
-		_, err := os.Stat(path)
-		assert.ErrorIs(t, err, os.ErrNotExist, "the socket is removed")
-	})
-	waitFor(t, 30*time.Second, "the shim to serve", func() bool {
-		select {
-		case code := <-done:
-			t.Fatalf("runShim exited with %d; log:\n%s", code, log.String())
-		default:
-		}
-		return strings.Contains(log.String(), "msg=serving")
-	})
-	return log, hup
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--runtime-endpoint", ctrd.Endpoint, "--pin", aliasPause}, &stdout, &stderr)
+	assert.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+	assert.Contains(t, stdout.String(), storedPause+" runtime=false shim=true\n")
+	assert.Contains(t, stdout.String(), busybox+" runtime=false shim=false\n")
+	t.Logf("through the interceptor:\n%s", stdout.String())
 }

@@ -26,6 +26,11 @@ type Image struct {
 	// (a static binary: the layer holds nothing else). Import then unpacks
 	// the image for the CRI snapshotter.
 	Executable []byte
+	// Path, when set, is where Executable goes (and the entrypoint), and
+	// the layer holds nothing else: an image like deploy/Dockerfile's,
+	// whose one file is /sandboxpin. "" is /pause beside a file naming
+	// the image.
+	Path string
 }
 
 // The media types of an OCI image (image-spec v1.1). Written out here to
@@ -87,22 +92,22 @@ func (b *blobs) addJSON(mediaType string, v any) (descriptor, error) {
 var epoch = time.Unix(0, 0).UTC()
 
 // layer returns a gzip'd tar holding /sandboxpin.txt with content and, if
-// exe is not nil, /pause, and the digest of the uncompressed tar (the diff
-// ID).
-func layer(content string, exe []byte) (gz []byte, diffID string, err error) {
+// exe is not nil, /pause (or only exe, at path, when path is set), and the
+// digest of the uncompressed tar (the diff ID).
+func layer(content string, exe []byte, path string) (gz []byte, diffID string, err error) {
 	var raw bytes.Buffer
 	tw := tar.NewWriter(&raw)
-	files := []struct {
+	type file struct {
 		name string
 		mode int64
 		data []byte
-	}{{"sandboxpin.txt", 0o644, []byte(content)}}
-	if exe != nil {
-		files = append(files, struct {
-			name string
-			mode int64
-			data []byte
-		}{"pause", 0o755, exe})
+	}
+	files := []file{{"sandboxpin.txt", 0o644, []byte(content)}}
+	switch {
+	case path != "":
+		files = []file{{strings.TrimPrefix(path, "/"), 0o755, exe}}
+	case exe != nil:
+		files = append(files, file{"pause", 0o755, exe})
 	}
 	for _, f := range files {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
@@ -144,13 +149,16 @@ type imageConfig struct {
 
 // imageBlobs returns img's one layer (gzip'd) and its config.
 func imageBlobs(img Image) (gz, config []byte, err error) {
-	gz, diffID, err := layer(strings.Join(img.Names, "\n")+"\n", img.Executable)
+	gz, diffID, err := layer(strings.Join(img.Names, "\n")+"\n", img.Executable, img.Path)
 	if err != nil {
 		return nil, nil, err
 	}
 	var cfg imageConfig
 	cfg.Architecture, cfg.OS = runtime.GOARCH, "linux"
 	cfg.Config.Entrypoint = []string{"/pause"}
+	if img.Path != "" {
+		cfg.Config.Entrypoint = []string{img.Path}
+	}
 	cfg.Config.Labels = map[string]string{"io.sandboxpin.test.image": img.Names[0]}
 	cfg.RootFS.Type = "layers"
 	cfg.RootFS.DiffIDs = []string{diffID}

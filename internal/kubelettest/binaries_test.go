@@ -54,11 +54,7 @@ func goBuild(name, dir, pkg string, env ...string) (string, error) {
 // Built from the workspace (go.work): the live tests do not run in the floor
 // and newest runs, which set GOWORK=off.
 var (
-	// shimBinary is examples/crishim.
-	shimBinary = sync.OnceValues(func() (string, error) {
-		return goBuild("crishim", "", "github.com/sandboxpin/sandboxpin/examples/crishim")
-	})
-	// sandboxpinBinary is the command, for audit and serve.
+	// sandboxpinBinary is the command, for audit, serve and shim.
 	sandboxpinBinary = sync.OnceValues(func() (string, error) {
 		return goBuild("sandboxpin", "", "github.com/sandboxpin/sandboxpin/cmd/sandboxpin")
 	})

@@ -63,7 +63,7 @@ type gcRow struct {
 	runtime    string                 // runtimeContainerd, runtimeCRIO or runtimeCRIDockerd
 	version    containerdtest.Version // containerd's build
 	configured string                 // the sandbox image in the runtime's config
-	// shim puts examples/crishim between the kubelet and the runtime.
+	// shim puts `sandboxpin shim` between the kubelet and the runtime.
 	shim bool
 	// fix applies what `sandboxpin audit` advises before the kubelet
 	// starts (it must advise a change of configuration).
@@ -146,7 +146,7 @@ type gcResult struct {
 }
 
 // TestKubeletGC runs a real kubelet v1.37.2 under disk pressure against real
-// containerd, CRI-O and cri-dockerd, directly and through examples/crishim, and checks
+// containerd, CRI-O and cri-dockerd, directly and through `sandboxpin shim`, and checks
 // which pause images its image GC deletes: the harm that sandboxpin exists
 // to prevent, the shim and the advised fix preventing it, and that audit and
 // serve predicted each outcome.
@@ -203,7 +203,7 @@ func resultTable(results map[string]*gcResult) string {
 		}
 		path := "runtime"
 		if row.shim {
-			path = "crishim"
+			path = "sandboxpin shim"
 		}
 		predicted := "OK"
 		if r.auditCode != 0 {
@@ -725,18 +725,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startShim starts examples/crishim in front of the runtime at endpoint,
+// startShim starts `sandboxpin shim` in front of the runtime at endpoint,
+// with the ExecStart line of deploy/systemd/sandboxpin-shim.service,
 // resolving the sandbox image from the node root and from the live runtime,
 // and returns the shim's endpoint.
 func startShim(t *testing.T, endpoint, root string) string {
 	t.Helper()
-	bin, err := shimBinary()
+	bin, err := sandboxpinBinary()
 	require.NoError(t, err)
 	dir, err := os.MkdirTemp("/tmp", "sbs")
 	require.NoError(t, err)
 	sock := filepath.Join(dir, "shim.sock")
 	stderr := &runtimetest.SyncBuffer{}
-	cmd := exec.Command(bin, "--listen", "unix://"+sock, "--runtime-endpoint", endpoint, "--root", root)
+	args, err := shimCommand(bin, "unix://"+sock, endpoint, root, "127.0.0.1:0")
+	require.NoError(t, err)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, cmd.Start())

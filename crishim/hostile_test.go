@@ -1,0 +1,349 @@
+package crishim
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
+	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
+	"github.com/sandboxpin/sandboxpin/pin"
+)
+
+// The shim in front of a hostile runtime (internal/criservertest): Status
+// with Info 100,000 levels deep or of 15 to 20 MiB, ListImages at and over
+// the 16 MiB limit. The first client's call ends with an error or a bounded
+// answer, and meanwhile a second client is served as usual, in both modes
+// (the relay, and the gRPC proxy of --grpc-proxy).
+
+// hostileSandbox is the sandbox image of the hostile runtimes: stored, not
+// pinned by the runtime, pinned by the shim's rules.
+const hostileSandbox = "registry.k8s.io/pause:3.10.1"
+
+// hostileDeadline bounds each call: a 20 MiB answer takes about a second on
+// a loaded 2-core machine, a few under -race.
+const hostileDeadline = 30 * time.Second
+
+// hostileGrace is how long after hostileDeadline a call may still run
+// before the test gives up on it: code that ignores its context hangs.
+const hostileGrace = 10 * time.Second
+
+// sandboxImage is hostileSandbox as the runtime stores it.
+var sandboxImage = &runtimeapi.Image{Id: "sha256:" + strings.Repeat("a", 64), RepoTags: []string{hostileSandbox}}
+
+// hostileImages returns images whose ListImagesResponse is size bytes as the
+// runtime sends it, the sandbox image first; the shim's pin adds 2 bytes.
+func hostileImages(size int) []*runtimeapi.Image {
+	rest := size - criservertest.ListSize([]*runtimeapi.Image{sandboxImage})
+	return append([]*runtimeapi.Image{sandboxImage}, criservertest.ImagesOfSize(rest)...)
+}
+
+// hostileAnswers are the runtimes of the shim tests and the call the first
+// client makes.
+var hostileAnswers = []struct {
+	name   string
+	info   map[string]string   // StatusResponse.Info
+	images []*runtimeapi.Image // ListImages
+	method string              // the first client's call: MethodStatus or MethodListImages
+	// wantCode is the gRPC code of the first client's call.
+	wantCode codes.Code
+	// wantInfoErr is the sentinel cri.Query through the shim returns, for
+	// the Status answers.
+	wantInfoErr error
+	// maxAlloc bounds the bytes the first client's call allocates in this
+	// process: the shim's and the client's part (the fake runtime
+	// marshalled its answer in Serve). An answer the client reads is held
+	// four times its size: the relay's held copy (ListImages; Status passes
+	// frame by frame) or the gRPC proxy's received message, with the pin
+	// spliced in without a copy; the client's receive buffer; the decoded
+	// answer, strings and structs, about twice the wire size. The bound is
+	// eight times, plus 32 MiB for gRPC's and the relay's buffers: fresh
+	// ones when gRPC's pools miss, as they often do under -race, where one
+	// CI run measured 121 MiB for the 16 MiB list through the gRPC proxy
+	// (7.5 times) against 61 MiB without -race. An answer
+	// over 16 MiB is never held: the relay sees its length and passes it
+	// on as it comes, the gRPC proxy's and the client's gRPC read its
+	// 5-byte prefix and refuse it; 8 MiB is for buffers. Measured, relay
+	// and gRPC proxy: 15 MiB Info 46 and 45 MiB, the 16 MiB list 82 and
+	// 61 MiB, answers over 16 MiB 0 to 1 MiB.
+	maxAlloc uint64
+}{
+	{
+		name:        "Info 100,000 levels deep",
+		info:        map[string]string{"config": criservertest.DeepObject(100_000)},
+		method:      criservertest.MethodStatus,
+		wantInfoErr: criinfo.ErrTooDeep,
+		maxAlloc:    16 << 20, // 600 KB
+	},
+	{
+		name:     "15 MiB of Info",
+		info:     withConfig(criservertest.FillerInfo(15<<20, 4<<10), `{"sandboxImage":"`+hostileSandbox+`"}`),
+		method:   criservertest.MethodStatus,
+		maxAlloc: 8*15<<20 + 32<<20,
+	},
+	{
+		name:        "20 MiB of Info",
+		info:        criservertest.FillerInfo(20<<20, 4<<10),
+		method:      criservertest.MethodStatus,
+		wantCode:    codes.ResourceExhausted,
+		wantInfoErr: criinfo.ErrTooLarge,
+		maxAlloc:    8 << 20,
+	},
+	{
+		name:     "ListImages at gRPC's default limit",
+		images:   hostileImages(4 << 20),
+		method:   criservertest.MethodListImages,
+		maxAlloc: 8*4<<20 + 32<<20,
+	},
+	{
+		name:     "ListImages 64 bytes under 16 MiB",
+		images:   hostileImages(maxMsgSize - 64),
+		method:   criservertest.MethodListImages,
+		maxAlloc: 8*16<<20 + 32<<20,
+	},
+	{
+		// The shim's pin makes the answer 2 bytes larger than the client
+		// accepts: the sandbox image is never seen unpinned. The relay
+		// holds it (it is not over 16 MiB when it comes), the gRPC proxy
+		// refuses to send it; measured 21 and 0 MiB.
+		name:     "ListImages of exactly 16 MiB",
+		images:   hostileImages(maxMsgSize),
+		method:   criservertest.MethodListImages,
+		wantCode: codes.ResourceExhausted,
+		maxAlloc: 16<<20 + 16<<20,
+	},
+	{
+		name:     "ListImages of 20 MiB",
+		images:   hostileImages(20 << 20),
+		method:   criservertest.MethodListImages,
+		wantCode: codes.ResourceExhausted,
+		maxAlloc: 8 << 20,
+	},
+}
+
+// withConfig returns info with "config" set to config.
+func withConfig(info map[string]string, config string) map[string]string {
+	info["config"] = config
+	return info
+}
+
+// within runs f and fails the test when f has not returned hostileGrace
+// after hostileDeadline: f hangs.
+func within[T any](t *testing.T, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(hostileDeadline + hostileGrace):
+		t.Fatalf("still running %v after its context's deadline", hostileGrace)
+		panic("unreachable")
+	}
+}
+
+// shimModes are the two ways the shim serves a connection.
+var shimModes = []struct {
+	name     string
+	grpcOnly bool
+}{
+	{name: "relay"},
+	{name: "grpc-proxy", grpcOnly: true},
+}
+
+// startHostile serves a hostile runtime with info and images, and a shim in
+// front of it that pins hostileSandbox; it returns the shim's socket.
+func startHostile(t *testing.T, info map[string]string, images []*runtimeapi.Image, grpcOnly bool) string {
+	t.Helper()
+	if images == nil {
+		images = []*runtimeapi.Image{sandboxImage}
+	}
+	runtimePath := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: info, Images: images})
+	m, err := pin.Compile([]string{hostileSandbox})
+	require.NoError(t, err)
+	return startShimMode(t, runtimePath, fixed(m), grpcOnly)
+}
+
+// hostileCall is the first client's call, started and not yet read.
+type hostileCall struct {
+	stream grpc.ClientStream
+	reply  proto.Message
+	cancel context.CancelFunc
+}
+
+// startCall sends the request of method on conn and returns before
+// reading the answer: until finish reads it, the client grants the shim no
+// window on the stream beyond the first 64 KiB, so the answer stays on the
+// way, held by the shim or the runtime.
+func startCall(t *testing.T, conn *grpc.ClientConn, method string) *hostileCall {
+	t.Helper()
+	var (
+		path     string
+		req      proto.Message
+		reply    proto.Message
+		ctx, end = context.WithTimeout(context.Background(), hostileDeadline)
+	)
+	switch method {
+	case criservertest.MethodStatus:
+		path, req, reply = runtimeapi.RuntimeService_Status_FullMethodName, &runtimeapi.StatusRequest{Verbose: true}, &runtimeapi.StatusResponse{}
+	default:
+		path, req, reply = runtimeapi.ImageService_ListImages_FullMethodName, &runtimeapi.ListImagesRequest{}, &runtimeapi.ListImagesResponse{}
+	}
+	stream, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, path)
+	require.NoError(t, err)
+	require.NoError(t, stream.SendMsg(req))
+	require.NoError(t, stream.CloseSend())
+	return &hostileCall{stream: stream, reply: reply, cancel: end}
+}
+
+// finish reads the answer of c.
+func (c *hostileCall) finish(t *testing.T) (proto.Message, error) {
+	t.Helper()
+	defer c.cancel()
+	err := within(t, func() error { return c.stream.RecvMsg(c.reply) })
+	return c.reply, err
+}
+
+// serveOthers makes calls of a second client while the first one's answer
+// is on the way: each must succeed within callTimeout.
+func serveOthers(t *testing.T, conn *grpc.ClientConn) {
+	t.Helper()
+	rs, is := runtimeapi.NewRuntimeServiceClient(conn), runtimeapi.NewImageServiceClient(conn)
+	for i := range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		v, err := rs.Version(ctx, &runtimeapi.VersionRequest{})
+		if assert.NoError(t, err, "Version %d of the second client", i) {
+			assert.Equal(t, "containerd", v.GetRuntimeName())
+		}
+		st, err := is.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: hostileSandbox}})
+		if assert.NoError(t, err, "ImageStatus %d of the second client", i) {
+			assert.True(t, st.GetImage().GetPinned(), "the shim pins the sandbox image")
+		}
+		cancel()
+	}
+}
+
+func TestHostileRuntimeShim(t *testing.T) {
+	t.Parallel()
+	for _, mode := range shimModes {
+		for _, tt := range hostileAnswers {
+			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				shimPath := startHostile(t, tt.info, tt.images, mode.grpcOnly)
+				first, second := dial(t, shimPath), dial(t, shimPath)
+				call := startCall(t, first, tt.method)
+				serveOthers(t, second)
+				start := time.Now()
+				reply, err := call.finish(t)
+				t.Logf("the first client's answer took %v after the others' calls: %v", time.Since(start).Round(time.Millisecond), err)
+				assert.Equal(t, tt.wantCode, status.Code(err), "error: %v", err)
+				if err == nil {
+					switch r := reply.(type) {
+					case *runtimeapi.StatusResponse:
+						assert.Equal(t, tt.info, r.GetInfo(), "the Info passes unchanged")
+					case *runtimeapi.ListImagesResponse:
+						require.Len(t, r.GetImages(), len(tt.images))
+						assert.True(t, r.GetImages()[0].GetPinned(), "the shim pins the sandbox image")
+						assert.False(t, r.GetImages()[1].GetPinned())
+					}
+				} else {
+					assert.Contains(t, status.Convert(err).Message(), "larger than max")
+				}
+				// The second client is still served after the first's answer.
+				serveOthers(t, second)
+
+				if tt.method != criservertest.MethodStatus {
+					return
+				}
+				info, err := within(t, func() infoResult {
+					ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+					defer cancel()
+					info, err := cri.Query(ctx, "unix://"+shimPath)
+					return infoResult{info, err}
+				}).get()
+				require.ErrorIs(t, err, tt.wantInfoErr)
+				if err == nil {
+					assert.Equal(t, hostileSandbox, info.SandboxImage)
+				}
+			})
+		}
+	}
+}
+
+// infoResult is what cri.Query returned.
+type infoResult struct {
+	info criinfo.Info
+	err  error
+}
+
+func (r infoResult) get() (criinfo.Info, error) { return r.info, r.err }
+
+// TestHostileRuntimeShimMemory measures what one hostile answer through the
+// shim allocates: the runtime's, the shim's and the client's part, all in
+// this process. It does not run in parallel: the figures are the process's.
+func TestHostileRuntimeShimMemory(t *testing.T) {
+	for _, mode := range shimModes {
+		for _, tt := range hostileAnswers {
+			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
+				shimPath := startHostile(t, tt.info, tt.images, mode.grpcOnly)
+				conn := dial(t, shimPath)
+				var err error
+				a := criservertest.MeasureAlloc(func() {
+					_, err = startCall(t, conn, tt.method).finish(t)
+				})
+				t.Logf("allocated %d MiB, heap peak +%d MiB: %v", a.Total>>20, a.PeakHeap>>20, err)
+				assert.Equal(t, tt.wantCode, status.Code(err))
+				assert.LessOrEqual(t, a.Total, tt.maxAlloc, "allocated %d MiB, bound %d MiB", a.Total>>20, tt.maxAlloc>>20)
+			})
+		}
+	}
+}
+
+// TestHostileRuntimeShimStart starts the shim in front of a runtime whose
+// own Info is hostile: the shim resolves the node with it, so it must
+// refuse to start (exit 2) with a log line that names the problem.
+func TestHostileRuntimeShimStart(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		info    map[string]string // StatusResponse.Info
+		wantLog string            // in the log's error
+	}{
+		{name: "Info 100,000 levels deep", info: map[string]string{"config": criservertest.DeepObject(100_000)}, wantLog: "runtime info nested too deeply"},
+		{name: "20 MiB of Info", info: criservertest.FillerInfo(20<<20, 4<<10), wantLog: "runtime info too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			runtimePath := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: tt.info})
+			o := Options{
+				Listen:          "unix://" + filepath.Join(shortTempDir(t), "shim.sock"),
+				RuntimeEndpoint: "unix://" + runtimePath,
+				Root:            t.TempDir(),
+			}
+			log := &runtimetest.SyncBuffer{}
+			code := within(t, func() int {
+				ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+				defer cancel()
+				return runShim(ctx, o, make(chan os.Signal), log)
+			})
+			assert.Equal(t, exitUsage, code, "log:\n%.2000s", log)
+			assert.Contains(t, log.String(), "msg=\"cannot start\"")
+			assert.Contains(t, log.String(), tt.wantLog)
+			assert.Less(t, len(log.String()), 1024, "the log does not quote the runtime's answer")
+		})
+	}
+}

@@ -1,0 +1,104 @@
+package crishim
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
+	"github.com/sandboxpin/sandboxpin/pin"
+	"github.com/sandboxpin/sandboxpin/resolve"
+)
+
+// retryInterval is how often a shim that started before its runtime tries
+// to load its rules.
+const retryInterval = time.Second
+
+// resolveTimeout bounds one resolution of the node, whose live part is a
+// Version and a Status call to the runtime.
+const resolveTimeout = 10 * time.Second
+
+// nodeLoader returns a loader that resolves the node (files under root and
+// what the runtime at endpoint reports) and pins its resolved pins (in
+// their mode) and what extra pins. Each load connects to the runtime
+// anew, so a runtime that restarted or appeared late is found. It logs
+// what it found.
+//
+// extraRules is the number of rules in extra; met gets the number of rules
+// of each matcher the loader returns.
+func nodeLoader(endpoint string, root fs.FS, extra *pin.Matcher, extraRules int, met *metrics, log *slog.Logger) loader {
+	return func(ctx context.Context) (*pin.Matcher, error) {
+		ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+		defer cancel()
+		live, err := cri.Dial(ctx, endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("reach the runtime: %w", err)
+		}
+		defer func() { _ = live.Close() }()
+		res, err := resolve.Resolve(ctx, resolve.Options{Root: root, Live: live})
+		if err != nil {
+			return nil, fmt.Errorf("resolve the node: %w", err)
+		}
+		m, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode), pin.WithSource("node ("+res.Runtime+")"))
+		if err != nil {
+			return nil, fmt.Errorf("compile the resolved pins %q: %w", res.Pins, err)
+		}
+		log.Info("pin rules loaded", "runtime", res.Runtime, "sandboxImage", res.SandboxImage,
+			"pins", res.Pins, "mode", res.PinMode, "conflicts", len(res.Conflicts))
+		for _, c := range res.Conflicts {
+			log.Warn("node conflict", "message", c.Message)
+		}
+		rules := countRules(res.Pins) + extraRules
+		if res.PinMode != pin.Strict && res.SandboxImage != "" {
+			// CRIOCompat reproduces CRI-O, which pins the pause image only
+			// under the exact name configured (seen live on 1.36.3): the
+			// shim is there to pin it under any spelling it is stored as,
+			// so the sandbox image is also a Strict, alias-aware rule.
+			sm, err := pin.Compile([]string{res.SandboxImage}, pin.WithSource("sandbox image ("+res.Runtime+")"))
+			if err != nil {
+				return nil, fmt.Errorf("compile the sandbox image %q: %w", res.SandboxImage, err)
+			}
+			m = pin.Join(m, sm)
+			rules++
+		}
+		met.setRules(rules)
+		return pin.Join(m, extra), nil
+	}
+}
+
+// socketPath returns the path of a "unix:///path" or "/path" endpoint.
+func socketPath(endpoint string) (string, error) {
+	p, _ := strings.CutPrefix(endpoint, "unix://")
+	if !strings.HasPrefix(p, "/") {
+		return "", fmt.Errorf("endpoint %q: want unix:///path or /path", endpoint)
+	}
+	return p, nil
+}
+
+// listenUnix listens on the unix socket path, first removing a stale socket
+// that nothing answers on (left by a shim that was killed). A socket that
+// answers, or a file that is not a socket, is an error.
+func listenUnix(path string) (net.Listener, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("%s: another server listens there", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove stale socket: %w", err)
+		}
+	}
+	lis, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	return lis, nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package crishim
+
+const raceEnabled = false

@@ -1,0 +1,184 @@
+package crishim
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
+)
+
+// serveShim runs a Shim made by New(o) until the test ends, and returns it;
+// the test's failures show its log.
+func serveShim(t *testing.T, o Options) *Shim {
+	t.Helper()
+	log := &runtimetest.SyncBuffer{}
+	o.Logger = slog.New(slog.NewTextHandler(log, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := New(ctx, o)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err, "Serve; log:\n%s", log)
+		case <-time.After(2 * shutdownGrace):
+			t.Errorf("Serve did not stop; log:\n%s", log)
+		}
+	})
+	return s
+}
+
+// scrape returns GET path from h, and its status code.
+func scrape(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, path, nil))
+	b, err := io.ReadAll(rec.Result().Body)
+	require.NoError(t, err)
+	return rec.Code, string(b)
+}
+
+// TestSocketMatchesRuntime checks that the shim's socket gets the mode,
+// owner and group of the runtime's.
+func TestSocketMatchesRuntime(t *testing.T) {
+	t.Parallel()
+	runtimePath := startFake(t, newFake())
+	require.NoError(t, os.Chmod(runtimePath, 0o640)) //nolint:gosec // G302: a socket mode other than the default, for the shim to copy
+	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
+	serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Root: t.TempDir()})
+	want, err := os.Stat(runtimePath)
+	require.NoError(t, err)
+	got, err := os.Stat(shimPath)
+	require.NoError(t, err)
+	assert.Equal(t, want.Mode(), got.Mode(), "the shim's socket mode")
+	ws, gs := want.Sys().(*syscall.Stat_t), got.Sys().(*syscall.Stat_t) //nolint:forcetypeassert // Linux
+	assert.Equal(t, [2]uint32{ws.Uid, ws.Gid}, [2]uint32{gs.Uid, gs.Gid}, "the shim's socket owner and group")
+}
+
+// TestMetrics makes calls through the shim, relay and gRPC proxy, and
+// checks what /metrics and /healthz say.
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	for _, grpcProxy := range []bool{false, true} {
+		name := "relay"
+		if grpcProxy {
+			name = "grpc-proxy"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runtimePath := startFake(t, newFake())
+			root := t.TempDir()
+			shimPath := filepath.Join(shortTempDir(t), "shim.sock")
+			s := serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Root: root,
+				Pins: []string{"registry.example.com/infra/*", ""}, GRPCProxy: grpcProxy})
+			h := s.Handler()
+			code, body := scrape(t, h, "/healthz")
+			assert.Equal(t, http.StatusOK, code)
+			assert.Equal(t, "ok\n", body)
+
+			ctx := testContext(t)
+			conn := dial(t, shimPath)
+			images := runtimeapi.NewImageServiceClient(conn)
+			for range 2 {
+				_, err := images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+				require.NoError(t, err)
+			}
+			_, err := images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: tagPause}})
+			require.NoError(t, err)
+			_, err = images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "absent:1"}})
+			assert.Equal(t, codes.NotFound, status.Code(err))
+			_, err = runtimeapi.NewRuntimeServiceClient(conn).RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{})
+			assert.Equal(t, codes.Unimplemented, status.Code(err))
+			require.NoError(t, conn.Invoke(ctx, futureMethod, &frame{data: []byte("x")}, new(frame), grpc.ForceCodecV2(rawCodec{})))
+
+			writeConfig(t, root, "version = 3\n[plugins.'io.containerd.cri.v1.images'\n") // malformed
+			require.Error(t, s.Reload(ctx))
+			writeConfig(t, root, containerdConfig(tagBusy))
+			require.NoError(t, s.Reload(ctx))
+
+			_, body = scrape(t, h, "/metrics")
+			for _, want := range []string{
+				`sandboxpin_shim_calls_total{code="OK",method="/runtime.v1.ImageService/ListImages"} 2`,
+				`sandboxpin_shim_calls_total{code="OK",method="/runtime.v1.ImageService/ImageStatus"} 1`,
+				`sandboxpin_shim_calls_total{code="NotFound",method="/runtime.v1.ImageService/ImageStatus"} 1`,
+				`sandboxpin_shim_calls_total{code="Unimplemented",method="/runtime.v1.RuntimeService/RunPodSandbox"} 1`,
+				`sandboxpin_shim_calls_total{code="OK",method="other"} 1`,
+				// pause and infra in each list, pause in its status.
+				`sandboxpin_shim_images_pinned_total 5`,
+				`sandboxpin_shim_rule_reloads_total{result="ok"} 2`,
+				`sandboxpin_shim_rule_reloads_total{result="kept"} 1`,
+				`sandboxpin_shim_rule_reloads_total{result="failed"} 0`,
+				// The sandbox image and the --pin glob ("" is no rule).
+				`sandboxpin_shim_rules 2`,
+				`sandboxpin_shim_rules_loaded 1`,
+				`sandboxpin_shim_runtime_reconnects_total 0`,
+				`go_goroutines `,
+				`process_resident_memory_bytes `,
+			} {
+				assert.Contains(t, body, want+"")
+			}
+			if t.Failed() {
+				t.Logf("metrics:\n%s", body)
+			}
+		})
+	}
+}
+
+// TestMetricsWaiting checks /healthz and the reload metrics of a shim that
+// started before its runtime, and the reconnect once the runtime comes
+// back after going away.
+func TestMetricsWaiting(t *testing.T) {
+	t.Parallel()
+	runtimePath := filepath.Join(shortTempDir(t), "rt.sock")
+	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
+	s := serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Root: t.TempDir()})
+	h := s.Handler()
+	code, body := scrape(t, h, "/healthz")
+	assert.Equal(t, http.StatusServiceUnavailable, code, "before the rules: %s", body)
+	_, body = scrape(t, h, "/metrics")
+	assert.Contains(t, body, `sandboxpin_shim_rule_reloads_total{result="failed"} 1`)
+	assert.Contains(t, body, `sandboxpin_shim_rules_loaded 0`)
+
+	stop := serveFakeAt(t, runtimePath, newFake())
+	waitFor(t, 10*time.Second, "the rules to load", func() bool { code, _ := scrape(t, h, "/healthz"); return code == http.StatusOK })
+	conn := dial(t, shimPath)
+	images := runtimeapi.NewImageServiceClient(conn)
+	awaitPinned(t, images)
+	stop()
+	requireGap(t, conn)
+	serveFakeAt(t, runtimePath, newFake())
+	awaitPinned(t, images)
+	_, body = scrape(t, h, "/metrics")
+	assert.True(t, strings.Contains(body, "sandboxpin_shim_runtime_reconnects_total 1") ||
+		strings.Contains(body, "sandboxpin_shim_runtime_reconnects_total 2"), "one runtime restart: %s",
+		grepLines(body, "reconnects"))
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for l := range strings.Lines(s) {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
+}

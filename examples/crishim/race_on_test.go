@@ -1,7 +1,0 @@
-//go:build race
-
-package main
-
-// raceEnabled is true in a test binary built with -race, where timings say
-// nothing about the shim.
-const raceEnabled = true
