@@ -85,6 +85,10 @@ floor | newest)
 			# shellcheck disable=SC2046,SC2086 # a word list
 			GOWORK=off GOFLAGS=-mod=mod go get -modfile="$tmp/go.mod" -t $(printf '%s@latest ' $reqs) >/dev/null
 		fi
+		# go get records the sums of the modules it was asked for; the
+		# packages their new versions import may need more (seen with
+		# go-containerregistry's newest in ./internal).
+		GOWORK=off GOFLAGS=-mod=mod go mod tidy -modfile="$tmp/go.mod" >/dev/null
 		echo "$dir: newest requirements:"
 		GOWORK=off go list -modfile="$tmp/go.mod" -m -f '{{if not .Main}}  {{.Path}} {{.Version}}{{end}}' all | grep -v "^  $MODULE" | head -n 200 >"$tmp/list" || true
 		wc -l <"$tmp/list" | xargs printf '  (%s modules in the build list)\n'
