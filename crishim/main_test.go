@@ -36,19 +36,7 @@ func runShim(ctx context.Context, o Options, hup <-chan os.Signal, w io.Writer) 
 		log.Error("cannot start", "err", err)
 		return exitUsage
 	}
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				log.Info("SIGHUP: reloading pin rules")
-				if err := s.Reload(ctx); err != nil {
-					log.Error("reload failed", "err", err)
-				}
-			}
-		}
-	}()
+	go s.ReloadOn(ctx, hup)
 	if s.Serve(ctx) != nil {
 		return exitServe
 	}

@@ -212,6 +212,22 @@ func (sh *Shim) Reload(ctx context.Context) error {
 	return sh.s.reload(ctx)
 }
 
+// ReloadOn calls Reload each time hup receives (SIGHUP, for `sandboxpin
+// shim`), until ctx ends, logging a failed reload; run it beside Serve.
+func (sh *Shim) ReloadOn(ctx context.Context, hup <-chan os.Signal) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			sh.s.log.Info("SIGHUP: reloading pin rules")
+			if err := sh.Reload(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				sh.s.log.Error("reload failed", "err", err)
+			}
+		}
+	}
+}
+
 // MetricsAddr returns the address the metrics are served on, nil without
 // Options.MetricsListen.
 func (sh *Shim) MetricsAddr() net.Addr {

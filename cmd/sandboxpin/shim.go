@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,19 +63,7 @@ func serveShim(ctx context.Context, o crishim.Options, hup <-chan os.Signal) int
 		log.Error("cannot start", "err", err)
 		return exitError
 	}
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				log.Info("SIGHUP: reloading pin rules")
-				if err := s.Reload(ctx); err != nil && !errors.Is(err, context.Canceled) {
-					log.Error("reload failed", "err", err)
-				}
-			}
-		}
-	}()
+	go s.ReloadOn(ctx, hup)
 	if s.Serve(ctx) != nil {
 		return exitServe
 	}

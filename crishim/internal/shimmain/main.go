@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -33,13 +32,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "shimmain:", err)
 		os.Exit(2)
 	}
-	go func() {
-		for range hup {
-			if err := s.Reload(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				o.Logger.Error("reload failed", "err", err)
-			}
-		}
-	}()
+	go s.ReloadOn(ctx, hup)
 	if err := s.Serve(ctx); err != nil {
 		os.Exit(1)
 	}
