@@ -172,7 +172,8 @@ func TestLoad(t *testing.T) {
 			}
 		}
 	})
-	waitFor(t, 30*time.Second, "the shim to serve", func() bool { return strings.Contains(stderr.String(), "msg=serving") })
+	// Serve logs "serving", then "serving metrics": wait for the second.
+	waitFor(t, 30*time.Second, "the shim to serve", func() bool { return strings.Contains(stderr.String(), `msg="serving metrics"`) })
 	metricsURL := "http://" + logValue(t, stderr.String(), "serving metrics", "addr") + "/metrics"
 
 	ctx, cancel := context.WithTimeout(context.Background(), duration)
