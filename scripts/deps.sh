@@ -5,6 +5,7 @@
 #
 #   bash scripts/deps.sh            # tools; as root also Debian packages and runtimes
 #   bash scripts/deps.sh tools      # golangci-lint only
+#   bash scripts/deps.sh only FUNC  # one build function, e.g. build_crio
 #
 # Every runtime comes from Debian's packages or the Go module proxy; nothing
 # is downloaded from anywhere else. Builds run in parallel (DEPS_JOBS, default
@@ -226,6 +227,17 @@ wait_all() {
 		fi
 	done
 }
+
+# `bash scripts/deps.sh only FUNCTION [ARGS...]` runs one build function of
+# this file alone (for example `only build_crio`), without the others and
+# without writing env.sh: for working on one build while another run of
+# this script may be busy with the rest (two runs must not build the same
+# directory at once).
+if [ "${1:-}" = only ]; then
+	shift
+	"$@"
+	exit
+fi
 
 job golangci-lint goinstall "$CACHE/golangci-lint/$GOLANGCI_LINT_VERSION" "" \
 	"github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
