@@ -133,6 +133,8 @@ type Result struct {
 	// that Resolve found, each with where it was read; the one used for a
 	// component has Used set.
 	Versions []ComponentVersion `json:"versions"`
+
+	aliases *reference.Aliases // those of Options, for Matcher
 }
 
 // Resolve reads every source of the node's sandbox image and decides which
@@ -167,6 +169,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		res: &Result{
 			Candidates: []Candidate{}, Conflicts: []Conflict{}, Notes: []string{},
 			Pins: []string{}, Prepull: []string{}, PinMode: pin.Strict, Versions: []ComponentVersion{},
+			aliases: aliases,
 		},
 	}
 	if opts.Live != nil {

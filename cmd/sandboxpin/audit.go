@@ -51,7 +51,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if res.SandboxImage == "" {
 		return fail(stderr, "audit: cannot tell the %s sandbox image: %s", res.Runtime, orNone(res.Notes))
 	}
-	m, err := matcher(res, nil, "")
+	m, err := res.Matcher()
 	if err != nil {
 		return fail(stderr, "audit: %v", err)
 	}
