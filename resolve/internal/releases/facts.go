@@ -1,0 +1,115 @@
+package releases
+
+// Fact names a behaviour of one component that holds over some releases.
+type Fact int
+
+// The facts. Each [Row] of [Facts] says where it holds, where it was read,
+// and (in Value) the note users read, a format whose first verb is the
+// component's version unless the row says otherwise.
+const (
+	ContainerdNeverPins          Fact = iota // never sets Image.pinned
+	ContainerdPinsCRIPulls                   // pins only images its CRI plugin pulls
+	ContainerdConfig4                        // reads config version 4, migrates a version 3 sandbox_image
+	ContainerdExactCompare                   // compares pinned_images with stored names as strings
+	ContainerdTaglessNeverPinned             // a tagless pinned_images value never pins (containerd#13314)
+	ContainerdNoSandboxReport                // reports its sandbox image nowhere over CRI
+	CRIDockerdNeverPins                      // never sets Image.pinned
+	CRIONoSandboxReport                      // no config.sandboxImage in the Status Info
+	CRIONeverPins                            // never sets Image.pinned
+	CRIOFirstNameOnly                        // matches only an image's first stored name
+	CRIOShortNameEnforcing                   // short_name_mode = "enforcing" by default
+	KubeletIgnoresPinned                     // ignores Image.pinned
+	KubeletProtectsFlagImage                 // keeps its --pod-infra-container-image (or default) out of image GC
+	KubeletIgnoresFlag                       // ignores --pod-infra-container-image for image GC
+	KubeletRejectsFlag                       // no longer has --pod-infra-container-image
+	numFacts
+)
+
+// facts holds one row per Fact, in the order of the constants.
+var facts = [numFacts][]Row{
+	ContainerdNeverPins: {
+		{Containerd, Range{"", "1.6.22"}, containerdNeverPins, "PinnedImageLabelKey in pkg/cri/labels/labels.go and pkg/cri/server/image_pull.go: absent @v1.6.21, present @v1.6.22; seen live on 1.6.20 (internal/kubelettest TestKubeletGC)"},
+		{Containerd, Range{"1.7", "1.7.3"}, containerdNeverPins, "the same files: absent @v1.7.2, present @v1.7.3"},
+	},
+	ContainerdPinsCRIPulls: {
+		{Containerd, Range{"1.6.22", "1.6.29"}, "containerd %s pins the sandbox image only when its CRI plugin pulls it: an image imported or pulled " +
+			"outside CRI (`ctr images import`, an air-gapped node) is not pinned until 1.6.29 and 1.7.14; " +
+			"upgrade containerd, pull it through CRI (`crictl pull`), or pin it through a CRI shim",
+			"pkg/cri/server/image_pull.go updateImage passes the reference to getLabels from 2d43994fb (v1.6.29) and 26c057423 (v1.7.14)"},
+		{Containerd, Range{"1.7.3", "1.7.14"}, "", "as above"},
+	},
+	ContainerdConfig4: {
+		{Containerd, Range{"2.3.0-rc.0", ""}, "", "version/version.go ConfigVersion = 4 @v2.3.0-rc.0; 3 @v2.3.0-beta.0…-beta.2 and in 2.0–2.2"},
+	},
+	ContainerdExactCompare: {
+		{Containerd, Range{"2.0", ""}, "", "internal/cri/server/images/image_pull.go getLabels: pinned == name @v2.0.0, @v2.2.9, @v2.3.4, @v2.4.2; seen live on 2.2.9, 2.3.7, 2.4.2 (criinfo/cri TestLiveMatrix)"},
+	},
+	ContainerdTaglessNeverPinned: {
+		{Containerd, Range{"2.0", ""}, "containerd %s never pins %s (%s), which is stored as %s: pinned_images compares strings, " +
+			"and a value without a tag never matches (containerd#13314); write %s there",
+			"internal/cri/server/images/image_pull.go getLabels compares pinned == ParseDockerRef(name).String() @v2.0.0, @v2.3.4; the fix (ec5c899a4, containerd#13336) is on main, in no tag read; seen live on 2.4.2"},
+	},
+	ContainerdNoSandboxReport: {
+		{Containerd, Range{"2.0", ""}, "containerd 2.x does not report its sandbox image over CRI and no config file sets it",
+			"seen live on 2.2.9 and 2.4.2 (criinfo testdata); the CRI plugin's exports added by containerd#13940 (plugins/cri/images/plugin.go @main 93f38adbc) are DiscardUnpackedLayers and RegistryConfigPath only"},
+	},
+	CRIDockerdNeverPins: {
+		{CRIDockerd, Range{"", "0.3.10"}, "cri-dockerd %s never reports Image.pinned (added in 0.3.10): kubelet 1.29 and later may " +
+			"garbage-collect the sandbox image; upgrade cri-dockerd or pin it through a CRI shim", "core/image.go isPinned: absent @v0.3.9, present @v0.3.10"},
+	},
+	CRIONoSandboxReport: {
+		{CRIO, Range{"", "1.27"}, "CRI-O %s does not report its pause image over CRI (config.sandboxImage arrived in 1.27.0): " +
+			"it was read from the config files or the built-in default", "server/runtime_status.go: absent @v1.26.0, present @v1.27.0, @v1.36.3"},
+	},
+	CRIONeverPins: {
+		{CRIO, Range{"", "1.28"}, "CRI-O %s never reports Image.pinned (pinned_images and the pinning of pause_image arrived in 1.28.0): " +
+			"kubelet 1.29 and later may garbage-collect the sandbox image; upgrade CRI-O or pin it through a CRI shim",
+			"pkg/config/config.go has no pinned_images @v1.27.0; internal/storage/image.go GetImageService pins pause_image @v1.28.0, @v1.36.3"},
+	},
+	CRIOFirstNameOnly: {
+		{CRIO, Range{"1.28", "1.29"}, "CRI-O %s matches pause_image and pinned_images against only the first name each image is stored under " +
+			"(every name since 1.29.0): an image stored under several names may stay unpinned",
+			"internal/storage/image.go getImageCacheItem FilterPinnedImage(name) @v1.28.0, @v1.28.11; buildImageResult ranges image.Names @v1.29.0"},
+	},
+	CRIOShortNameEnforcing: {
+		{CRIO, Range{"1.34", ""}, "CRI-O %s resolves a short name in short_name_mode \"enforcing\" (the default since 1.34.0, cri-o#9401): " +
+			"pulling %s (%s) fails when registries.conf lists several unqualified-search registries; write the full name %s there",
+			"pkg/config/config.go ShortNameMode, default \"enforcing\", and docs/crio.conf.5.md short_name_mode @v1.34.0, @v1.36.3; absent @v1.33.0"},
+	},
+	KubeletIgnoresPinned: {
+		{Kubelet, Range{"", "1.23.0"}, "kubelet %s ignores Image.pinned (honoured from 1.23.0): only --%s protects the sandbox image from image GC",
+			"pkg/kubelet/images/image_gc_manager.go: image.Pinned absent @v1.22.0, present @v1.23.0"},
+	},
+	KubeletProtectsFlagImage: {
+		{Kubelet, Range{"", "1.29.0"}, "", "pkg/kubelet/images/image_gc_manager.go detectImages \"Always consider the container runtime pod sandbox image in use\", " +
+			"fed from crOptions.PodSandboxImage in pkg/kubelet/kubelet.go @v1.23.0, @v1.28.0; gone @v1.29.0"},
+	},
+	KubeletIgnoresFlag: {
+		{Kubelet, Range{"1.29.0", "1.35.0"}, "kubelet %s ignores --%s (%s) for image garbage collection: only the runtime's pinning protects the sandbox image; " +
+			"remove the flag from %s before upgrading to 1.35, which rejects it", "as KubeletProtectsFlagImage, @v1.29.0"},
+	},
+	KubeletRejectsFlag: {
+		{Kubelet, Range{"1.35.0", ""}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
+			"seen live: kubelet v1.35 and v1.37.2 exit on the flag (internal/kubelettest)"},
+	},
+}
+
+const containerdNeverPins = "containerd %s never reports Image.pinned (fixed in 1.6.22 and 1.7.3): kubelet 1.29 and later may " +
+	"garbage-collect the sandbox image; upgrade containerd or pin it through a CRI shim"
+
+// Holds reports whether f holds at version v, and returns the note of the
+// fact (its first row's Value).
+func (f Fact) Holds(v Version) (note string, ok bool) {
+	for _, r := range facts[f] {
+		if r.Range.Contains(v) {
+			return facts[f][0].Value, true
+		}
+	}
+	return "", false
+}
+
+// Note returns the note of f, whatever the version.
+func (f Fact) Note() string { return facts[f][0].Value }
+
+// Rows returns the rows of f.
+func (f Fact) Rows() []Row { return facts[f] }
