@@ -132,7 +132,12 @@ func fixAdvice(res *resolve.Result, sandbox *runtimeapi.Image) string {
 				break
 			}
 		}
-		return fmt.Sprintf("configure the sandbox image as %s, the name it is stored under, in place of %s (%s)", tag, res.SandboxImage, where)
+		advice := fmt.Sprintf("configure the sandbox image as %s, the name it is stored under, in place of %s (%s)", tag, res.SandboxImage, where)
+		if last := res.SandboxImage[strings.LastIndexByte(res.SandboxImage, '/')+1:]; res.Runtime == "containerd" && !strings.ContainsAny(last, ":@") {
+			// internal/cri/server/images/image_pull.go getLabels at v2.0.0 and v2.3.4.
+			advice += ": containerd 2.x compares pinned_images as strings and never pins a name without a tag (containerd#13314)"
+		}
+		return advice
 	}
 	advice := "run a pinning CRI shim in front of the runtime, or upgrade the runtime"
 	if len(res.Notes) > 0 {
