@@ -157,7 +157,7 @@ func parseKubeadm(path string, b []byte) (*kubeadmConfig, error) {
 // [ErrUnknownVersion].
 //
 // The table, with where each row was read, is in resolve/internal/releases
-// (docs/release-facts.md lists it). For example, KubeadmPauseImage("v1.31.2", "") returns
+// (rows.go and kubeadm.go). For example, KubeadmPauseImage("v1.31.2", "") returns
 // "registry.k8s.io/pause:3.10".
 func KubeadmPauseImage(kubeadmVersion, imageRepository string) (string, error) {
 	v, err := parseVersion(kubeadmVersion)

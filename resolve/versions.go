@@ -30,7 +30,7 @@ const (
 // or a malformed one, returns an error wrapping [ErrUnknownVersion].
 //
 // The tables, each row with the upstream file and tag it was read from,
-// are in docs/release-facts.md. cri-dockerd's version is its own
+// are rows of resolve/internal/releases. cri-dockerd's version is its own
 // (`cri-dockerd --version`), never the RuntimeVersion of its CRI Version
 // RPC, which is the Docker Engine's.
 func RuntimeDefaultImage(runtime, version string) (string, error) {

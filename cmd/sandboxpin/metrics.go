@@ -117,7 +117,7 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	return a
 }
 
-// Metric names (contract: DESIGN.md §8).
+// Metric names (a contract: docs/design.md, Contract names).
 const (
 	metricSuccess     = "sandboxpin_audit_success"
 	metricTimestamp   = "sandboxpin_audit_timestamp_seconds"
