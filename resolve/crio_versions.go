@@ -24,16 +24,13 @@ func (r *resolver) crioPinCheck(v version, known bool) {
 		r.crioNameCheck("CRI-O (1.28 and later)")
 		return
 	}
-	if note, ok := releases.CRIONoSandboxReport.Holds(v); ok && r.live != nil && !r.live.SandboxImageReported {
-		r.note(note, r.runtimeVer)
+	if r.live != nil && !r.live.SandboxImageReported {
+		r.noteFact(releases.CRIONoSandboxReport, v)
 	}
-	if note, ok := releases.CRIONeverPins.Holds(v); ok {
-		r.note(note, r.runtimeVer)
+	if r.noteFact(releases.CRIONeverPins, v) {
 		return
 	}
-	if note, ok := releases.CRIOFirstNameOnly.Holds(v); ok {
-		r.note(note, r.runtimeVer)
-	}
+	r.noteFact(releases.CRIOFirstNameOnly, v)
 	r.crioNameCheck("CRI-O " + r.runtimeVer)
 	img := r.res.SandboxImage
 	if note, ok := releases.CRIOShortNameEnforcing.Holds(v); ok && img != "" && !strings.Contains(img, "$") && !hasDomain(img) {
@@ -57,16 +54,12 @@ func (r *resolver) crioNameCheck(ver string) {
 	if !fullyQualified(img) {
 		// CRI-O pulls a short name through registries.conf's search list and
 		// stores the full name; the pause-image pattern stays the short one.
-		r.note("%s pins the pause image by an exact, case-insensitive compare with the names it stores, but %s (%s) "+
-			"is not a full name (CRI-O stores images as domain/path:tag, here %s): it will not be pinned; write the full name %s there",
-			ver, img, r.winner.Origin, ref.String(), ref.String())
+		r.note(releases.CRIOShortNeverPinned.Note(), ver, img, r.winner.Origin, ref.String(), ref.String())
 		return
 	}
 	if canon := ref.String(); !strings.EqualFold(canon, img) {
 		// An alias or a Docker Hub spelling: the image pre-pulled under its
 		// canonical name (as kubeadm does) is another stored name.
-		r.note("%s pins the pause image only under the name %s (%s), compared exactly up to case; the same image stored as %s "+
-			"(as kubeadm pre-pulls it) is not pinned: write %s there, or pin it with pinned_images",
-			ver, img, r.winner.Origin, canon, canon)
+		r.note(releases.CRIOAliasNeverPinned.Note(), ver, img, r.winner.Origin, canon, canon)
 	}
 }

@@ -6,7 +6,7 @@ import "github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 // sandbox image when no --pod-infra-container-image is set: before 1.23.0
 // it ignores Image.pinned; up to 1.28 it keeps its own built-in default out
 // of image GC, looked up in the runtime by that name (the facts
-// KubeletIgnoresPinned and KubeletProtectsFlagImage in package releases).
+// KubeletIgnoresPinned and KubeletProtects* in package releases).
 func (r *resolver) checkKubeletVersion() {
 	kubeletVer := r.kubeletVer.version
 	if kubeletVer == "" {
@@ -19,7 +19,7 @@ func (r *resolver) checkKubeletVersion() {
 	if note, ok := releases.KubeletIgnoresPinned.Holds(kv); ok {
 		r.note(note, kubeletVer, kubeletSandboxFlag)
 	}
-	if _, ok := releases.KubeletProtectsFlagImage.Holds(kv); !ok || r.kubelet != nil && len(r.kubelet.SandboxArgs) > 0 {
+	if _, ok := releases.KubeletProtectsDefault.Holds(kv); !ok || r.kubelet != nil && len(r.kubelet.SandboxArgs) > 0 {
 		return
 	}
 	def := kubeletDefaultSandbox(kv)
@@ -28,12 +28,10 @@ func (r *resolver) checkKubeletVersion() {
 	}
 	switch {
 	case r.winner.Image == "":
-		r.note("kubelet %s keeps its built-in default %s out of image GC (no --%s is set)", kubeletVer, def, kubeletSandboxFlag)
+		r.note(releases.KubeletProtectsDefault.Note(), kubeletVer, def, kubeletSandboxFlag)
 	case r.relate(def, r.winner.Image) == relSame:
-		r.note("kubelet %s keeps its built-in default %s out of image GC even without --%s: that is the runtime's sandbox image, "+
-			"protected until the kubelet is upgraded to 1.29, which stops doing so", kubeletVer, def, kubeletSandboxFlag)
+		r.note(releases.KubeletProtectsRuntimeImage.Note(), kubeletVer, def, kubeletSandboxFlag)
 	default:
-		r.note("kubelet %s keeps its built-in default %s out of image GC (no --%s is set), not the runtime's %s (%s): "+
-			"only the runtime's own pin protects that one", kubeletVer, def, kubeletSandboxFlag, r.winner.Image, r.winner.Origin)
+		r.note(releases.KubeletProtectsOtherImage.Note(), kubeletVer, def, kubeletSandboxFlag, r.winner.Image, r.winner.Origin)
 	}
 }

@@ -572,22 +572,17 @@ func (r *resolver) exactPinCheck() {
 	img := r.res.SandboxImage
 	switch r.runtime {
 	case runtimeContainerd:
-		if note, ok := releases.ContainerdNeverPins.Holds(v); ok {
-			r.note(note, r.runtimeVer)
+		if r.noteFact(releases.ContainerdNeverPins, v) {
 			return
 		}
-		if note, ok := releases.ContainerdPinsCRIPulls.Holds(v); ok {
-			r.note(note, r.runtimeVer)
-		}
+		r.noteFact(releases.ContainerdPinsCRIPulls, v)
 	case runtimeCRIDockerd:
-		if note, ok := releases.CRIDockerdNeverPins.Holds(v); ok {
-			r.note(note, r.runtimeVer)
+		if r.noteFact(releases.CRIDockerdNeverPins, v) {
 			return
 		}
 	default:
 		return
 	}
-	_, exact := releases.ContainerdExactCompare.Holds(v) // containerd 2.x; 1.x normalizes first
 	if img == "" || strings.Contains(img, "$") {
 		return
 	}
@@ -612,41 +607,38 @@ func (r *resolver) exactPinCheck() {
 		want := famRef.Familiar()
 		switch {
 		case plain.Name() != ref.Name():
-			// Seen live (TestLiveCRIDockerdMatrix): 0.4.0 and 0.4.4
-			// configured with k8s.gcr.io/pause:3.10.1 leave
-			// registry.k8s.io/pause:3.10.1 unpinned until `docker tag`.
-			r.note("cri-dockerd %s never pins an alias spelling: %s (%s) is pinned only while Docker stores the image under that "+
-				"very name (`docker tag %s %s`), not when it is stored as %s; write the name `docker images` shows there",
-				r.runtimeVer, img, r.winner.Origin, ref.String(), img, ref.String())
+			r.noteFact(releases.CRIDockerdAliasNeverPinned, v, img, r.winner.Origin, ref.String(), img, ref.String())
 		case plain.Digest() != "" && plain.Tag() == "":
 			// No tag to suggest: Docker stores the image under whatever
 			// tag it was pulled, loaded or tagged with.
-			r.note("cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: "+
-				"%s (%s) is never pinned; write the name:tag `docker images` shows for %s there", r.runtimeVer, img, r.winner.Origin, plain.Digest())
+			r.noteFact(releases.CRIDockerdDigestOnlyNeverPinned, v, img, r.winner.Origin, plain.Digest())
 		case plain.Digest() != "":
-			r.note("cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: "+
-				"%s (%s) is never pinned; write %s there, as `docker images` shows it", r.runtimeVer, img, r.winner.Origin, want)
+			r.noteFact(releases.CRIDockerdDigestNeverPinned, v, img, r.winner.Origin, want)
 		case img != want:
-			r.note("cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold %s for this image: "+
-				"%s (%s) will not be pinned; write %s there, as `docker images` shows it", r.runtimeVer, want, img, r.winner.Origin, want)
+			r.noteFact(releases.CRIDockerdOtherSpelling, v, want, img, r.winner.Origin, want)
 		}
 	case !r.norm.Equal(plain.String(), ref.String()) || plain.String() != ref.String() && plain.Name() != ref.Name():
-		r.note("containerd %s never pins an alias spelling: %s (%s) is pinned only while the image is stored under that name, "+
-			"not when it is stored as %s; write the name the image is stored under there", r.runtimeVer, img, r.winner.Origin, ref.String())
-	case exact && plain.Tag() != "" && plain.Digest() != "":
-		r.note("containerd %s never pins %s (%s): a pull of name:tag@digest stores name@digest, and pinned_images "+
-			"compares strings; write %s or %s there", r.runtimeVer, img, r.winner.Origin, nameTag, plain.Name()+"@"+plain.Digest().String())
-	case !exact && plain.Tag() != "" && plain.Digest() != "":
-		r.note("containerd %s pins %s (%s) only under %s: it drops the tag before comparing, so the image stored as %s is not pinned",
-			r.runtimeVer, img, r.winner.Origin, plain.Name()+"@"+plain.Digest().String(), nameTag)
-	case exact && hasDomain(img) && !fullyQualified(img):
-		if note, ok := releases.ContainerdTaglessNeverPinned.Holds(v); ok {
-			r.note(note, r.runtimeVer, img, r.winner.Origin, ref.String(), ref.String())
+		r.noteFact(releases.ContainerdAliasNeverPinned, v, img, r.winner.Origin, ref.String())
+	case plain.Tag() != "" && plain.Digest() != "":
+		nameDigest := plain.Name() + "@" + plain.Digest().String()
+		if !r.noteFact(releases.ContainerdTagDigestNeverPinned, v, img, r.winner.Origin, nameTag, nameDigest) {
+			r.noteFact(releases.ContainerdTagDigestDropsTag, v, img, r.winner.Origin, nameDigest, nameTag)
 		}
-	case exact && !fullyQualified(img):
-		r.note("%s %s pins the sandbox image by exact string, but %s (%s) is a short name stored as %s: "+
-			"it will not be pinned; write the full name %s there", r.runtime, r.runtimeVer, img, r.winner.Origin, ref.String(), ref.String())
+	case hasDomain(img) && !fullyQualified(img):
+		r.noteFact(releases.ContainerdTaglessNeverPinned, v, img, r.winner.Origin, ref.String(), ref.String())
+	case !fullyQualified(img):
+		r.noteFact(releases.ContainerdShortNeverPinned, v, img, r.winner.Origin, ref.String(), ref.String())
 	}
+}
+
+// noteFact notes f's note, with the runtime's version and args, when f
+// holds at v, and reports whether it does.
+func (r *resolver) noteFact(f releases.Fact, v version, args ...any) bool {
+	note, ok := f.Holds(v)
+	if ok {
+		r.note(note, append([]any{r.runtimeVer}, args...)...)
+	}
+	return ok
 }
 
 // hasDomain reports whether s names its registry, as in

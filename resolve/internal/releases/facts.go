@@ -7,21 +7,33 @@ type Fact int
 // and (in Value) the note users read, a format whose first verb is the
 // component's version unless the row says otherwise.
 const (
-	ContainerdNeverPins          Fact = iota // never sets Image.pinned
-	ContainerdPinsCRIPulls                   // pins only images its CRI plugin pulls
-	ContainerdConfig4                        // reads config version 4, migrates a version 3 sandbox_image
-	ContainerdExactCompare                   // compares pinned_images with stored names as strings
-	ContainerdTaglessNeverPinned             // a tagless pinned_images value never pins (containerd#13314)
-	ContainerdNoSandboxReport                // reports its sandbox image nowhere over CRI
-	CRIDockerdNeverPins                      // never sets Image.pinned
-	CRIONoSandboxReport                      // no config.sandboxImage in the Status Info
-	CRIONeverPins                            // never sets Image.pinned
-	CRIOFirstNameOnly                        // matches only an image's first stored name
-	CRIOShortNameEnforcing                   // short_name_mode = "enforcing" by default
-	KubeletIgnoresPinned                     // ignores Image.pinned
-	KubeletProtectsFlagImage                 // keeps its --pod-infra-container-image (or default) out of image GC
-	KubeletIgnoresFlag                       // ignores --pod-infra-container-image for image GC
-	KubeletRejectsFlag                       // no longer has --pod-infra-container-image
+	ContainerdNeverPins             Fact = iota // never sets Image.pinned
+	ContainerdPinsCRIPulls                      // pins only images its CRI plugin pulls
+	ContainerdConfig4                           // reads config version 4, migrates a version 3 sandbox_image
+	ContainerdExactCompare                      // compares pinned_images with stored names as strings
+	ContainerdTaglessNeverPinned                // a tagless pinned_images value never pins (containerd#13314)
+	ContainerdNoSandboxReport                   // reports its sandbox image nowhere over CRI
+	ContainerdAliasNeverPinned                  // an alias spelling pins nothing
+	ContainerdTagDigestNeverPinned              // name:tag@digest pins nothing (2.x)
+	ContainerdTagDigestDropsTag                 // name:tag@digest pins only name@digest (1.x)
+	ContainerdShortNeverPinned                  // a short name pins nothing (2.x)
+	CRIDockerdNeverPins                         // never sets Image.pinned
+	CRIDockerdAliasNeverPinned                  // an alias spelling pins only while Docker stores that name
+	CRIDockerdDigestOnlyNeverPinned             // name@digest pins nothing: RepoTags hold no digest
+	CRIDockerdDigestNeverPinned                 // name:tag@digest pins nothing
+	CRIDockerdOtherSpelling                     // only the familiar name:tag pins
+	CRIONoSandboxReport                         // no config.sandboxImage in the Status Info
+	CRIONeverPins                               // never sets Image.pinned
+	CRIOFirstNameOnly                           // matches only an image's first stored name
+	CRIOShortNameEnforcing                      // short_name_mode = "enforcing" by default
+	CRIOShortNeverPinned                        // a short pause_image pins nothing; first verb: "CRI-O VERSION"
+	CRIOAliasNeverPinned                        // an alias pause_image pins only that name; first verb: "CRI-O VERSION"
+	KubeletIgnoresPinned                        // ignores Image.pinned
+	KubeletProtectsDefault                      // keeps its built-in default out of image GC; no runtime image known
+	KubeletProtectsRuntimeImage                 // ... and that default is the runtime's image
+	KubeletProtectsOtherImage                   // ... and the runtime's image is another
+	KubeletIgnoresFlag                          // ignores --pod-infra-container-image for image GC
+	KubeletRejectsFlag                          // no longer has --pod-infra-container-image
 	numFacts
 )
 
@@ -53,9 +65,44 @@ var facts = [numFacts][]Row{
 		{Containerd, Range{"2.0", ""}, "containerd 2.x does not report its sandbox image over CRI and no config file sets it",
 			"seen live on 2.2.9 and 2.4.2 (criinfo testdata); the CRI plugin's exports added by containerd#13940 (plugins/cri/images/plugin.go @main 93f38adbc) are DiscardUnpackedLayers and RegistryConfigPath only"},
 	},
+	ContainerdAliasNeverPinned: {
+		{Containerd, Range{"1.6.22", ""}, "containerd %s never pins an alias spelling: %s (%s) is pinned only while the image is stored under that name, " +
+			"not when it is stored as %s; write the name the image is stored under there",
+			"pkg/cri/server/image_pull.go getLabels (ParseDockerRef, no aliases) @v1.7.35; internal/cri/server/images/image_pull.go @v2.2.9, @v2.3.7, @v2.4.2; seen live on 1.7.35, 2.2.9, 2.3.7, 2.4.2 (criinfo/cri TestLiveMatrix)"},
+	},
+	ContainerdTagDigestNeverPinned: {
+		{Containerd, Range{"2.0", ""}, "containerd %s never pins %s (%s): a pull of name:tag@digest stores name@digest, and pinned_images " +
+			"compares strings; write %s or %s there", "internal/cri/server/images/image_pull.go @v2.2.9, @v2.4.2; seen live on 2.2.9"},
+	},
+	ContainerdTagDigestDropsTag: {
+		{Containerd, Range{"1.6.22", "2.0"}, "containerd %s pins %s (%s) only under %s: it drops the tag before comparing, so the image stored as %s is not pinned",
+			"pkg/cri/server/image_pull.go getLabels @v1.7.35 (ParseDockerRef keeps only the digest); internal/cri/server/images/image_pull.go compares strings @v2.0.0"},
+	},
+	ContainerdShortNeverPinned: {
+		{Containerd, Range{"2.0", ""}, "containerd %s pins the sandbox image by exact string, but %s (%s) is a short name stored as %s: " +
+			"it will not be pinned; write the full name %s there", "internal/cri/server/images/image_pull.go getLabels @v2.0.0, @v2.4.2; seen live on 2.2.9, 2.3.7, 2.4.2"},
+	},
 	CRIDockerdNeverPins: {
 		{CRIDockerd, Range{"", "0.3.10"}, "cri-dockerd %s never reports Image.pinned (added in 0.3.10): kubelet 1.29 and later may " +
 			"garbage-collect the sandbox image; upgrade cri-dockerd or pin it through a CRI shim", "core/image.go isPinned: absent @v0.3.9, present @v0.3.10"},
+	},
+	CRIDockerdAliasNeverPinned: {
+		{CRIDockerd, Range{"0.3.10", ""}, "cri-dockerd %s never pins an alias spelling: %s (%s) is pinned only while Docker stores the image under that " +
+			"very name (`docker tag %s %s`), not when it is stored as %s; write the name `docker images` shows there",
+			"core/image.go isPinned @v0.3.10; seen live on 0.4.0 and 0.4.4 (criinfo/cri TestLiveCRIDockerdMatrix)"},
+	},
+	CRIDockerdDigestOnlyNeverPinned: {
+		{CRIDockerd, Range{"0.3.10", ""}, "cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: " +
+			"%s (%s) is never pinned; write the name:tag `docker images` shows for %s there", "core/image.go isPinned @v0.3.10; seen live on 0.3.14, 0.4.4"},
+	},
+	CRIDockerdDigestNeverPinned: {
+		{CRIDockerd, Range{"0.3.10", ""}, "cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: " +
+			"%s (%s) is never pinned; write %s there, as `docker images` shows it", "core/image.go isPinned @v0.3.10; seen live on 0.3.14, 0.4.4"},
+	},
+	CRIDockerdOtherSpelling: {
+		{CRIDockerd, Range{"0.3.10", ""}, "cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold %s for this image: " +
+			"%s (%s) will not be pinned; write %s there, as `docker images` shows it",
+			"core/image.go isPinned @v0.3.10; seen live on 0.3.14, 0.4.4: docker.io/library/pause:3.10.1 does not pin, pause:3.10.1 does"},
 	},
 	CRIONoSandboxReport: {
 		{CRIO, Range{"", "1.27"}, "CRI-O %s does not report its pause image over CRI (config.sandboxImage arrived in 1.27.0): " +
@@ -76,23 +123,43 @@ var facts = [numFacts][]Row{
 			"pulling %s (%s) fails when registries.conf lists several unqualified-search registries; write the full name %s there",
 			"pkg/config/config.go ShortNameMode, default \"enforcing\", and docs/crio.conf.5.md short_name_mode @v1.34.0, @v1.36.3; absent @v1.33.0"},
 	},
+	CRIOShortNeverPinned: {
+		{CRIO, Range{"1.28", ""}, "%s pins the pause image by an exact, case-insensitive compare with the names it stores, but %s (%s) " +
+			"is not a full name (CRI-O stores images as domain/path:tag, here %s): it will not be pinned; write the full name %s there",
+			"internal/storage/image.go GetImageService and CompileRegexpsForPinnedImages (\"(?i)^\" + QuoteMeta + \"$\") @v1.28.0, @v1.36.3; seen live on 1.36.3 (criinfo/cri TestLiveCRIOCompat)"},
+	},
+	CRIOAliasNeverPinned: {
+		{CRIO, Range{"1.28", ""}, "%s pins the pause image only under the name %s (%s), compared exactly up to case; the same image stored as %s " +
+			"(as kubeadm pre-pulls it) is not pinned: write %s there, or pin it with pinned_images",
+			"as CRIOShortNeverPinned; seen live on 1.36.3 (cmd/sandboxpin TestCRIOLive, internal/kubelettest TestKubeletGC)"},
+	},
 	KubeletIgnoresPinned: {
 		{Kubelet, Range{"", "1.23.0"}, "kubelet %s ignores Image.pinned (honoured from 1.23.0): only --%s protects the sandbox image from image GC",
 			"pkg/kubelet/images/image_gc_manager.go: image.Pinned absent @v1.22.0, present @v1.23.0"},
 	},
-	KubeletProtectsFlagImage: {
-		{Kubelet, Range{"", "1.29.0"}, "", "pkg/kubelet/images/image_gc_manager.go detectImages \"Always consider the container runtime pod sandbox image in use\", " +
-			"fed from crOptions.PodSandboxImage in pkg/kubelet/kubelet.go @v1.23.0, @v1.28.0; gone @v1.29.0"},
+	KubeletProtectsDefault: {
+		{Kubelet, Range{"", "1.29.0"}, "kubelet %s keeps its built-in default %s out of image GC (no --%s is set)", kubeletProtectsRead},
+	},
+	KubeletProtectsRuntimeImage: {
+		{Kubelet, Range{"", "1.29.0"}, "kubelet %s keeps its built-in default %s out of image GC even without --%s: that is the runtime's sandbox image, " +
+			"protected until the kubelet is upgraded to 1.29, which stops doing so", kubeletProtectsRead},
+	},
+	KubeletProtectsOtherImage: {
+		{Kubelet, Range{"", "1.29.0"}, "kubelet %s keeps its built-in default %s out of image GC (no --%s is set), not the runtime's %s (%s): " +
+			"only the runtime's own pin protects that one", kubeletProtectsRead},
 	},
 	KubeletIgnoresFlag: {
 		{Kubelet, Range{"1.29.0", "1.35.0"}, "kubelet %s ignores --%s (%s) for image garbage collection: only the runtime's pinning protects the sandbox image; " +
-			"remove the flag from %s before upgrading to 1.35, which rejects it", "as KubeletProtectsFlagImage, @v1.29.0"},
+			"remove the flag from %s before upgrading to 1.35, which rejects it", kubeletProtectsRead},
 	},
 	KubeletRejectsFlag: {
 		{Kubelet, Range{"1.35.0", ""}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
-			"seen live: kubelet v1.35 and v1.37.2 exit on the flag (internal/kubelettest)"},
+			"carried over from the project's fact table (README, Why: 1.35 rejects the flag); the tag it was read at is not recorded"},
 	},
 }
+
+const kubeletProtectsRead = "pkg/kubelet/images/image_gc_manager.go detectImages \"Always consider the container runtime pod sandbox image in use\", " +
+	"fed from crOptions.PodSandboxImage in pkg/kubelet/kubelet.go @v1.23.0, @v1.28.0; gone @v1.29.0"
 
 const containerdNeverPins = "containerd %s never reports Image.pinned (fixed in 1.6.22 and 1.7.3): kubelet 1.29 and later may " +
 	"garbage-collect the sandbox image; upgrade containerd or pin it through a CRI shim"
