@@ -157,8 +157,8 @@ func parseKubeadm(path string, b []byte) (*kubeadmConfig, error) {
 // [ErrUnknownVersion].
 //
 // The table, with where each row was read, is in resolve/internal/releases
-// (rows.go and kubeadm.go). For example, KubeadmPauseImage("v1.31.2", "") returns
-// "registry.k8s.io/pause:3.10".
+// (kubeadm.go), listed in docs/release-facts.md. For example,
+// KubeadmPauseImage("v1.31.2", "") returns "registry.k8s.io/pause:3.10".
 func KubeadmPauseImage(kubeadmVersion, imageRepository string) (string, error) {
 	v, err := parseVersion(kubeadmVersion)
 	if err != nil {

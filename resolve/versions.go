@@ -30,9 +30,9 @@ const (
 // or a malformed one, returns an error wrapping [ErrUnknownVersion].
 //
 // The tables, each row with the upstream file and tag it was read from,
-// are rows of resolve/internal/releases. cri-dockerd's version is its own
-// (`cri-dockerd --version`), never the RuntimeVersion of its CRI Version
-// RPC, which is the Docker Engine's.
+// are rows of resolve/internal/releases, listed in docs/release-facts.md.
+// cri-dockerd's version is its own (`cri-dockerd --version`), never the
+// RuntimeVersion of its CRI Version RPC, which is the Docker Engine's.
 func RuntimeDefaultImage(runtime, version string) (string, error) {
 	v, err := parseVersion(version)
 	if err != nil {
