@@ -101,3 +101,15 @@ func FuzzParseVersion(f *testing.F) {
 		assert.False(t, v.Less(v))
 	})
 }
+
+// TestLookupAllocs checks that looking a fact up allocates nothing: Resolve
+// does it several times per node.
+func TestLookupAllocs(t *testing.T) {
+	v, err := ParseVersion("2.4.2")
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(100, func() {
+		_, _ = ContainerdAliasNeverPinned.Holds(v)
+		_, _ = DefaultImage(Containerd, v)
+	})
+	assert.Zero(t, allocs)
+}

@@ -30,17 +30,22 @@ func ParseVersion(s string) (Version, error) {
 	if end >= 0 {
 		suffix, s = s[end:], s[:end]
 	}
-	parts := strings.Split(s, ".")
-	if len(parts) < 2 || len(parts) > 3 {
-		return Version{}, fmt.Errorf("%w: %q: want major.minor[.patch]", ErrUnknownVersion, in)
-	}
 	nums := [3]int{}
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || p == "" || (len(p) > 1 && p[0] == '0') || len(p) > 6 {
+	n := 0
+	for rest, more := s, true; more; n++ {
+		var p string
+		p, rest, more = strings.Cut(rest, ".")
+		if n == len(nums) {
+			return Version{}, fmt.Errorf("%w: %q: want major.minor[.patch]", ErrUnknownVersion, in)
+		}
+		num, err := strconv.Atoi(p)
+		if err != nil || num < 0 || p == "" || (len(p) > 1 && p[0] == '0') || len(p) > 6 {
 			return Version{}, fmt.Errorf("%w: %q: bad number %q", ErrUnknownVersion, in, p)
 		}
-		nums[i] = n
+		nums[n] = num
+	}
+	if n < 2 {
+		return Version{}, fmt.Errorf("%w: %q: want major.minor[.patch]", ErrUnknownVersion, in)
 	}
 	v.Major, v.Minor, v.Patch = nums[0], nums[1], nums[2]
 	if strings.HasPrefix(suffix, "-") {
