@@ -546,20 +546,10 @@ func (r *resolver) runtimeImage() {
 }
 
 // exactPinCheck notes what the runtime's version means for pinning the
-// sandbox image: the facts of package releases (ContainerdNeverPins,
-// ContainerdPinsCRIPulls, CRIDockerdNeverPins, ContainerdExactCompare, ...),
-// then what the spelling of the image means for the runtime's compare:
-//
-//   - containerd 1.x compares distribution's ParseDockerRef of sandbox_image
-//     with the stored name (getLabels in pkg/cri/server/image_pull.go at
-//     v1.7.35): short and tagless names are normalized, aliases are not, and
-//     name:tag@digest loses its tag.
-//   - containerd 2.x compares each pinned_images value with the stored name
-//     as strings; a pull of name:tag@digest stores name@digest.
-//   - cri-dockerd from 0.3.10 compares --pod-infra-container-image with
-//     Docker's RepoTags as strings (isPinned in core/image.go at v0.3.10).
-//     Docker stores Docker Hub images under familiar names
-//     (rancher/mirrored-pause:3.6) and RepoTags carry no digest.
+// sandbox image, then what the spelling of the image means for the
+// runtime's compare (containerd 1.x normalizes it, 2.x and cri-dockerd
+// compare strings): the code tells the spelling, the rows of package
+// releases the versions each note applies to and where that was read.
 func (r *resolver) exactPinCheck() {
 	v, err := parseVersion(r.runtimeVer)
 	if r.runtime == runtimeCRIO {

@@ -10,7 +10,6 @@ const (
 	ContainerdNeverPins             Fact = iota // never sets Image.pinned
 	ContainerdPinsCRIPulls                      // pins only images its CRI plugin pulls
 	ContainerdConfig4                           // reads config version 4, migrates a version 3 sandbox_image
-	ContainerdExactCompare                      // compares pinned_images with stored names as strings
 	ContainerdTaglessNeverPinned                // a tagless pinned_images value never pins (containerd#13314)
 	ContainerdNoSandboxReport                   // reports its sandbox image nowhere over CRI
 	ContainerdAliasNeverPinned                  // an alias spelling pins nothing
@@ -52,9 +51,6 @@ var facts = [numFacts][]Row{
 	},
 	ContainerdConfig4: {
 		{Containerd, Range{"2.3.0-rc.0", ""}, "", "version/version.go ConfigVersion = 4 @v2.3.0-rc.0; 3 @v2.3.0-beta.0…-beta.2 and in 2.0–2.2"},
-	},
-	ContainerdExactCompare: {
-		{Containerd, Range{"2.0", ""}, "", "internal/cri/server/images/image_pull.go getLabels: pinned == name @v2.0.0, @v2.2.9, @v2.3.4, @v2.4.2; seen live on 2.2.9, 2.3.7, 2.4.2 (criinfo/cri TestLiveMatrix)"},
 	},
 	ContainerdTaglessNeverPinned: {
 		{Containerd, Range{"2.0", ""}, "containerd %s never pins %s (%s), which is stored as %s: pinned_images compares strings, " +

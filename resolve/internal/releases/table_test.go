@@ -22,7 +22,6 @@ var factNames = [numFacts]string{
 	ContainerdNeverPins:             "ContainerdNeverPins",
 	ContainerdPinsCRIPulls:          "ContainerdPinsCRIPulls",
 	ContainerdConfig4:               "ContainerdConfig4",
-	ContainerdExactCompare:          "ContainerdExactCompare",
 	ContainerdTaglessNeverPinned:    "ContainerdTaglessNeverPinned",
 	ContainerdNoSandboxReport:       "ContainerdNoSandboxReport",
 	ContainerdAliasNeverPinned:      "ContainerdAliasNeverPinned",
