@@ -25,9 +25,9 @@ const resolveTimeout = 10 * time.Second
 
 // nodeLoader returns a loader that resolves the node (files under root and
 // what the runtime at endpoint reports) and pins what the result's
-// [resolve.Result.Matcher] pins and what extra pins. Each load connects to the runtime
-// anew, so a runtime that restarted or appeared late is found. It logs
-// what it found.
+// [resolve.Result.Matcher] pins and what extra (the --pin patterns,
+// compiled once) pins. Each load connects to the runtime anew, so a
+// runtime that restarted or appeared late is found. It logs what it found.
 //
 // extraRules is the number of rules in extra; met gets the number of rules
 // of each matcher the loader returns.
