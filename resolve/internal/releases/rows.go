@@ -1,12 +1,16 @@
 package releases
 
-import "fmt"
+import (
+	"fmt"
 
-// Component names, as in criinfo.Info.Runtime for the runtimes.
+	"github.com/sandboxpin/sandboxpin/criinfo"
+)
+
+// Component names: the runtimes' are criinfo's.
 const (
-	Containerd = "containerd"
-	CRIO       = "cri-o"
-	CRIDockerd = "cri-dockerd"
+	Containerd = criinfo.RuntimeContainerd
+	CRIO       = criinfo.RuntimeCRIO
+	CRIDockerd = criinfo.RuntimeCRIDockerd
 	Kubelet    = "kubelet"
 	Kubeadm    = "kubeadm"
 )
