@@ -151,7 +151,7 @@ func TestHopTable(t *testing.T) {
 			case maxRatio == 0:
 			case hc.name == "ImageStatus":
 				// A small call is judged against the bare one-hop floor
-				// (DESIGN.md §7): no proxy beats one extra round trip.
+				// (docs/design.md, Budgets): no proxy beats one extra round trip.
 				require.LessOrEqual(t, med[3], med[1]+med[0]/10, "%s at %d images: shim vs the gRPC hop floor + 10 %% of direct", hc.name, n)
 			default:
 				require.LessOrEqual(t, shimRatio, maxRatio, "%s at %d images: shim/direct", hc.name, n)

@@ -24,10 +24,10 @@ const retryInterval = time.Second
 const resolveTimeout = 10 * time.Second
 
 // nodeLoader returns a loader that resolves the node (files under root and
-// what the runtime at endpoint reports) and pins its resolved pins (in
-// their mode) and what extra pins. Each load connects to the runtime
-// anew, so a runtime that restarted or appeared late is found. It logs
-// what it found.
+// what the runtime at endpoint reports) and pins what the result's
+// [resolve.Result.Matcher] pins and what extra (the --pin patterns,
+// compiled once) pins. Each load connects to the runtime anew, so a
+// runtime that restarted or appeared late is found. It logs what it found.
 //
 // extraRules is the number of rules in extra; met gets the number of rules
 // of each matcher the loader returns.
@@ -44,9 +44,9 @@ func nodeLoader(endpoint string, root fs.FS, extra *pin.Matcher, extraRules int,
 		if err != nil {
 			return nil, fmt.Errorf("resolve the node: %w", err)
 		}
-		m, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode), pin.WithSource("node ("+res.Runtime+")"))
+		m, err := res.Matcher()
 		if err != nil {
-			return nil, fmt.Errorf("compile the resolved pins %q: %w", res.Pins, err)
+			return nil, err
 		}
 		log.Info("pin rules loaded", "runtime", res.Runtime, "sandboxImage", res.SandboxImage,
 			"pins", res.Pins, "mode", res.PinMode, "conflicts", len(res.Conflicts))
@@ -55,16 +55,7 @@ func nodeLoader(endpoint string, root fs.FS, extra *pin.Matcher, extraRules int,
 		}
 		rules := countRules(res.Pins) + extraRules
 		if res.PinMode != pin.Strict && res.SandboxImage != "" {
-			// CRIOCompat reproduces CRI-O, which pins the pause image only
-			// under the exact name configured (seen live on 1.36.3): the
-			// shim is there to pin it under any spelling it is stored as,
-			// so the sandbox image is also a Strict, alias-aware rule.
-			sm, err := pin.Compile([]string{res.SandboxImage}, pin.WithSource("sandbox image ("+res.Runtime+")"))
-			if err != nil {
-				return nil, fmt.Errorf("compile the sandbox image %q: %w", res.SandboxImage, err)
-			}
-			m = pin.Join(m, sm)
-			rules++
+			rules++ // res.Matcher's Strict rule for CRI-O's sandbox image
 		}
 		met.setRules(rules)
 		return pin.Join(m, extra), nil

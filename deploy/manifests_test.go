@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// exportedMetrics are the names sandboxpin exports (contract: DESIGN.md §8).
+// exportedMetrics are the names sandboxpin exports (a contract: docs/design.md, Contract names).
 var exportedMetrics = []string{
 	"sandboxpin_audit_success",
 	"sandboxpin_audit_timestamp_seconds",

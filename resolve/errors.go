@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 )
 
 var (
@@ -14,7 +16,7 @@ var (
 	// ErrUnknownVersion is wrapped by the errors of [KubeadmPauseImage] and
 	// [RuntimeDefaultImage] for a version that is malformed or not in their
 	// tables.
-	ErrUnknownVersion = errors.New("unknown version")
+	ErrUnknownVersion = releases.ErrUnknownVersion
 )
 
 // ConfigError reports a node file that could not be used.

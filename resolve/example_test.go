@@ -99,3 +99,27 @@ func ExampleComponentVersion() {
 	// from: default of containerd 1.6.20 (version from /var/lib/dpkg/status:4)
 	// containerd 1.6.20~ds1-1+deb12u3 at /var/lib/dpkg/status:4 (used: true)
 }
+
+func ExampleResult_Matcher() {
+	// A CRI-O node whose pause_image is an alias spelling of the stored image.
+	node := fstest.MapFS{
+		"etc/crio/crio.conf": {Data: []byte("[crio.image]\npause_image = \"k8s.gcr.io/pause:3.10.1\"\n")},
+	}
+	res, err := resolve.Resolve(context.Background(), resolve.Options{Root: node})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := res.Matcher("registry.example.com/infra/*")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, img := range []string{"registry.k8s.io/pause:3.10.1", "registry.example.com/infra/agent:1", "docker.io/library/busybox:1.36"} {
+		fmt.Println(img, m.IsPinned(img))
+	}
+	// Output:
+	// registry.k8s.io/pause:3.10.1 true
+	// registry.example.com/infra/agent:1 true
+	// docker.io/library/busybox:1.36 false
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/reference"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 )
 
 // LiveRuntime is what Resolve needs from a running runtime. The client in
@@ -133,6 +134,8 @@ type Result struct {
 	// that Resolve found, each with where it was read; the one used for a
 	// component has Used set.
 	Versions []ComponentVersion `json:"versions"`
+
+	aliases *reference.Aliases // those of Options, for Matcher
 }
 
 // Resolve reads every source of the node's sandbox image and decides which
@@ -167,6 +170,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		res: &Result{
 			Candidates: []Candidate{}, Conflicts: []Conflict{}, Notes: []string{},
 			Pins: []string{}, Prepull: []string{}, PinMode: pin.Strict, Versions: []ComponentVersion{},
+			aliases: aliases,
 		},
 	}
 	if opts.Live != nil {
@@ -532,7 +536,7 @@ func (r *resolver) runtimeImage() {
 		r.winner = *defCand
 	default:
 		if r.live != nil && r.runtime == runtimeContainerd && !r.live.SandboxImageReported {
-			r.note("containerd 2.x does not report its sandbox image over CRI and no config file sets it")
+			r.note("%s", releases.ContainerdNoSandboxReport.Note())
 		}
 		r.note("cannot tell %s's sandbox image: no config file sets it and its version is unknown: no binary's Go build info "+
 			"or installed package states it (give Options.RuntimeVersion or Options.Live)", r.runtime)
@@ -542,26 +546,10 @@ func (r *resolver) runtimeImage() {
 }
 
 // exactPinCheck notes what the runtime's version means for pinning the
-// sandbox image (DESIGN.md §1). Each fact names where it was read or seen:
-//
-//   - containerd sets Image.pinned from 1.6.22 and 1.7.3 (the
-//     PinnedImageLabelKey label appears in pkg/cri/labels/labels.go and
-//     pkg/cri/server/image_pull.go at v1.6.22 and v1.7.3, not at v1.6.21
-//     and v1.7.2), but only for images CRI pulls itself until 1.6.29 and
-//     1.7.14 ("bug fix: make sure cri image is pinned when it is pulled
-//     outside cri", 2d43994fb and 26c057423, pkg/cri/server/image_pull.go:
-//     updateImage passes the reference to getLabels, not the image ID).
-//   - containerd 1.x compares distribution's ParseDockerRef of sandbox_image
-//     with the stored name (getLabels in pkg/cri/server/image_pull.go at
-//     v1.7.35): short and tagless names are normalized, aliases are not, and
-//     name:tag@digest loses its tag.
-//   - containerd 2.x compares each pinned_images value with the stored name
-//     as strings (getLabels in internal/cri/server/images/image_pull.go at
-//     v2.2.9, v2.3.7, v2.4.2); a pull of name:tag@digest stores name@digest.
-//   - cri-dockerd from 0.3.10 compares --pod-infra-container-image with
-//     Docker's RepoTags as strings (isPinned in core/image.go at v0.3.10;
-//     absent at v0.3.9). Docker stores Docker Hub images under familiar
-//     names (rancher/mirrored-pause:3.6) and RepoTags carry no digest.
+// sandbox image, then what the spelling of the image means for the
+// runtime's compare (containerd 1.x normalizes it, 2.x and cri-dockerd
+// compare strings): the code tells the spelling, the rows of package
+// releases the versions each note applies to and where that was read.
 func (r *resolver) exactPinCheck() {
 	v, err := parseVersion(r.runtimeVer)
 	if r.runtime == runtimeCRIO {
@@ -574,20 +562,12 @@ func (r *resolver) exactPinCheck() {
 	img := r.res.SandboxImage
 	switch r.runtime {
 	case runtimeContainerd:
-		switch {
-		case v.major < 1 || v.major == 1 && (v.minor < 6 || v.minor == 6 && v.patch < 22 || v.minor == 7 && v.patch < 3):
-			r.note("containerd %s never reports Image.pinned (fixed in 1.6.22 and 1.7.3): kubelet 1.29 and later may "+
-				"garbage-collect the sandbox image; upgrade containerd or pin it through a CRI shim", r.runtimeVer)
+		if r.noteFact(releases.ContainerdNeverPins, v) {
 			return
-		case v.major == 1 && (v.minor == 6 && v.patch < 29 || v.minor == 7 && v.patch < 14):
-			r.note("containerd %s pins the sandbox image only when its CRI plugin pulls it: an image imported or pulled "+
-				"outside CRI (`ctr images import`, an air-gapped node) is not pinned until 1.6.29 and 1.7.14; "+
-				"upgrade containerd, pull it through CRI (`crictl pull`), or pin it through a CRI shim", r.runtimeVer)
 		}
+		r.noteFact(releases.ContainerdPinsCRIPulls, v)
 	case runtimeCRIDockerd:
-		if v.before(0, 3, 10) {
-			r.note("cri-dockerd %s never reports Image.pinned (added in 0.3.10): kubelet 1.29 and later may "+
-				"garbage-collect the sandbox image; upgrade cri-dockerd or pin it through a CRI shim", r.runtimeVer)
+		if r.noteFact(releases.CRIDockerdNeverPins, v) {
 			return
 		}
 	default:
@@ -617,37 +597,45 @@ func (r *resolver) exactPinCheck() {
 		want := famRef.Familiar()
 		switch {
 		case plain.Name() != ref.Name():
-			// Seen live (TestLiveCRIDockerdMatrix): 0.4.0 and 0.4.4
-			// configured with k8s.gcr.io/pause:3.10.1 leave
-			// registry.k8s.io/pause:3.10.1 unpinned until `docker tag`.
-			r.note("cri-dockerd %s never pins an alias spelling: %s (%s) is pinned only while Docker stores the image under that "+
-				"very name (`docker tag %s %s`), not when it is stored as %s; write the name `docker images` shows there",
-				r.runtimeVer, img, r.winner.Origin, ref.String(), img, ref.String())
+			r.noteFact(releases.CRIDockerdAliasNeverPinned, v, img, r.winner.Origin, ref.String(), img, ref.String())
 		case plain.Digest() != "" && plain.Tag() == "":
 			// No tag to suggest: Docker stores the image under whatever
 			// tag it was pulled, loaded or tagged with.
-			r.note("cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: "+
-				"%s (%s) is never pinned; write the name:tag `docker images` shows for %s there", r.runtimeVer, img, r.winner.Origin, plain.Digest())
+			r.noteFact(releases.CRIDockerdDigestOnlyNeverPinned, v, img, r.winner.Origin, plain.Digest())
 		case plain.Digest() != "":
-			r.note("cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: "+
-				"%s (%s) is never pinned; write %s there, as `docker images` shows it", r.runtimeVer, img, r.winner.Origin, want)
+			r.noteFact(releases.CRIDockerdDigestNeverPinned, v, img, r.winner.Origin, want)
 		case img != want:
-			r.note("cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold %s for this image: "+
-				"%s (%s) will not be pinned; write %s there, as `docker images` shows it", r.runtimeVer, want, img, r.winner.Origin, want)
+			r.noteFact(releases.CRIDockerdOtherSpelling, v, want, img, r.winner.Origin, want)
 		}
 	case !r.norm.Equal(plain.String(), ref.String()) || plain.String() != ref.String() && plain.Name() != ref.Name():
-		r.note("containerd %s never pins an alias spelling: %s (%s) is pinned only while the image is stored under that name, "+
-			"not when it is stored as %s; write the name the image is stored under there", r.runtimeVer, img, r.winner.Origin, ref.String())
-	case v.major >= 2 && plain.Tag() != "" && plain.Digest() != "":
-		r.note("containerd %s never pins %s (%s): a pull of name:tag@digest stores name@digest, and pinned_images "+
-			"compares strings; write %s or %s there", r.runtimeVer, img, r.winner.Origin, nameTag, plain.Name()+"@"+plain.Digest().String())
-	case v.major == 1 && plain.Tag() != "" && plain.Digest() != "":
-		r.note("containerd %s pins %s (%s) only under %s: it drops the tag before comparing, so the image stored as %s is not pinned",
-			r.runtimeVer, img, r.winner.Origin, plain.Name()+"@"+plain.Digest().String(), nameTag)
-	case v.major >= 2 && !fullyQualified(img):
-		r.note("%s %s pins the sandbox image by exact string, but %s (%s) is a short name stored as %s: "+
-			"it will not be pinned; write the full name %s there", r.runtime, r.runtimeVer, img, r.winner.Origin, ref.String(), ref.String())
+		r.noteFact(releases.ContainerdAliasNeverPinned, v, img, r.winner.Origin, ref.String())
+	case plain.Tag() != "" && plain.Digest() != "":
+		nameDigest := plain.Name() + "@" + plain.Digest().String()
+		if !r.noteFact(releases.ContainerdTagDigestNeverPinned, v, img, r.winner.Origin, nameTag, nameDigest) {
+			r.noteFact(releases.ContainerdTagDigestDropsTag, v, img, r.winner.Origin, nameDigest, nameTag)
+		}
+	case hasDomain(img) && !fullyQualified(img):
+		r.noteFact(releases.ContainerdTaglessNeverPinned, v, img, r.winner.Origin, ref.String(), ref.String())
+	case !fullyQualified(img):
+		r.noteFact(releases.ContainerdShortNeverPinned, v, img, r.winner.Origin, ref.String(), ref.String())
 	}
+}
+
+// noteFact notes f's note, with the runtime's version and args, when f
+// holds at v, and reports whether it does.
+func (r *resolver) noteFact(f releases.Fact, v version, args ...any) bool {
+	note, ok := f.Holds(v)
+	if ok {
+		r.note(note, append([]any{r.runtimeVer}, args...)...)
+	}
+	return ok
+}
+
+// hasDomain reports whether s names its registry, as in
+// "registry.k8s.io/pause" and not "pause:3.10".
+func hasDomain(s string) bool {
+	first, _, ok := strings.Cut(s, "/")
+	return ok && (strings.ContainsAny(first, ".:") || first == "localhost")
 }
 
 // fullyQualified reports whether s names its registry and a tag or digest,
@@ -655,11 +643,10 @@ func (r *resolver) exactPinCheck() {
 // fullyQualified("registry.k8s.io/pause:3.10") is true and
 // fullyQualified("pause:3.10") is false.
 func fullyQualified(s string) bool {
-	first, rest, ok := strings.Cut(s, "/")
-	if !ok || (!strings.ContainsAny(first, ".:") && first != "localhost") {
+	if !hasDomain(s) {
 		return false
 	}
-	last := rest[strings.LastIndexByte(rest, '/')+1:]
+	last := s[strings.LastIndexByte(s, '/')+1:]
 	return strings.ContainsAny(last, ":@")
 }
 
@@ -672,11 +659,11 @@ func (r *resolver) containerdVersionChecks() {
 	known := err == nil
 	at := Candidate{Source: ContainerdConfig, Origin: fmt.Sprintf("%s:%d", r.ctr.Path, 1), Role: RuntimeUses}
 	switch {
-	case known && v.major == 1 && r.ctr.Version >= 3:
+	case known && v.Major == 1 && r.ctr.Version >= 3:
 		r.conflict(at, Candidate{},
 			"%s is a version %d config, which containerd %s (1.x) does not accept: containerd fails to start; "+
 				"write a version 2 config or upgrade containerd to 2.x", r.ctr.Path, r.ctr.Version, r.runtimeVer)
-	case known && v.major == 2 && !containerdConfig4(v) && r.ctr.Version >= 4:
+	case known && v.Major == 2 && !containerdConfig4(v) && r.ctr.Version >= 4:
 		// 2.2.9: "expected containerd config version equal to or less
 		// than `3`, got `4`" (seen live); version.ConfigVersion is 3 in
 		// version/version.go at v2.2.9.
@@ -684,7 +671,7 @@ func (r *resolver) containerdVersionChecks() {
 			"%s is a version %d config, which containerd %s accepts only from 2.3 on: containerd fails to start; "+
 				"write a version 3 config (or run `containerd config migrate` with this containerd) or upgrade containerd",
 			r.ctr.Path, r.ctr.Version, r.runtimeVer)
-	case known && v.major >= 2 && r.ctr.Migrated && r.ctr.Sandbox != nil:
+	case known && v.Major >= 2 && r.ctr.Migrated && r.ctr.Sandbox != nil:
 		// `containerd config migrate` prints the loaded config with
 		// version = version.ConfigVersion (cmd/containerd/command/config.go,
 		// outputConfig): 3 at v2.0.0–v2.2.9, 4 at v2.3.7 and v2.4.2.
@@ -773,17 +760,21 @@ func (r *resolver) checkKubelet() {
 			kv, known = v, true
 		}
 	}
+	var rejects, ignores string
+	var rejected, ignored bool
+	if known {
+		rejects, rejected = releases.KubeletRejectsFlag.Holds(kv)
+		ignores, ignored = releases.KubeletIgnoresFlag.Holds(kv)
+	}
 	switch {
-	case known && !kv.before(1, 35, 0):
+	case rejected:
 		for i, c := range cands {
 			at := r.kubelet.SandboxArgs[i]
-			r.conflict(c, Candidate{}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
-				kubeletVer, kubeletSandboxFlag, strings.Fields(at.Key)[0], at.origin())
+			r.conflict(c, Candidate{}, rejects, kubeletVer, kubeletSandboxFlag, strings.Fields(at.Key)[0], at.origin())
 		}
 		return
-	case known && !kv.before(1, 29, 0):
-		r.note("kubelet %s ignores --%s (%s) for image garbage collection: only the runtime's pinning protects the sandbox image; "+
-			"remove the flag from %s before upgrading to 1.35, which rejects it", kubeletVer, kubeletSandboxFlag, eff.Origin, effAt.Path)
+	case ignored:
+		r.note(ignores, kubeletVer, kubeletSandboxFlag, eff.Origin, effAt.Path)
 		if r.winner.Image != "" && r.relate(eff.Image, r.winner.Image) == relDiffer {
 			r.note("--%s=%s (%s) differs from the runtime's %s (%s)", kubeletSandboxFlag, eff.Image, eff.Origin, r.winner.Image, r.winner.Origin)
 		}

@@ -10,6 +10,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/reference"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
@@ -51,7 +52,11 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if res.SandboxImage == "" {
 		return fail(stderr, "audit: cannot tell the %s sandbox image: %s", res.Runtime, orNone(res.Notes))
 	}
-	m, err := matcher(res, nil, "")
+	// The table predicts the runtime's own verdict: its pins read its way
+	// (crio-compat on CRI-O), without the Strict sandbox-image rule that
+	// res.Matcher adds for what must be pinned (the FAIL lines below and
+	// serve's counts): on CRI-O both agree with what CRI-O reports.
+	m, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode), pin.WithSource("node ("+res.Runtime+")"))
 	if err != nil {
 		return fail(stderr, "audit: %v", err)
 	}
@@ -127,7 +132,12 @@ func fixAdvice(res *resolve.Result, sandbox *runtimeapi.Image) string {
 				break
 			}
 		}
-		return fmt.Sprintf("configure the sandbox image as %s, the name it is stored under, in place of %s (%s)", tag, res.SandboxImage, where)
+		advice := fmt.Sprintf("configure the sandbox image as %s, the name it is stored under, in place of %s (%s)", tag, res.SandboxImage, where)
+		if last := res.SandboxImage[strings.LastIndexByte(res.SandboxImage, '/')+1:]; res.Runtime == "containerd" && !strings.ContainsAny(last, ":@") {
+			// internal/cri/server/images/image_pull.go getLabels at v2.0.0 and v2.3.4.
+			advice += ": containerd 2.x compares pinned_images as strings and never pins a name without a tag (containerd#13314)"
+		}
+		return advice
 	}
 	advice := "run a pinning CRI shim in front of the runtime, or upgrade the runtime"
 	if len(res.Notes) > 0 {

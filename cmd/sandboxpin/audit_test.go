@@ -41,6 +41,15 @@ func TestFixAdvice(t *testing.T) {
 			want:    "configure the sandbox image as " + stored + ", the name it is stored under, in place of " + alias + " (/etc/containerd/config.toml:7)",
 		},
 		{
+			name: "a tagless spelling on containerd: the stored name:tag, and why (containerd#13314)",
+			res: resolve.Result{Runtime: "containerd", SandboxImage: "registry.k8s.io/pause", Candidates: []resolve.Candidate{
+				{Image: "registry.k8s.io/pause", Source: resolve.ContainerdConfig, Origin: "/etc/containerd/config.toml:7", Role: resolve.RuntimeUses},
+			}},
+			sandbox: &runtimeapi.Image{Id: "sha256:1", RepoTags: []string{"registry.k8s.io/pause:latest"}},
+			want: "configure the sandbox image as registry.k8s.io/pause:latest, the name it is stored under, in place of registry.k8s.io/pause " +
+				"(/etc/containerd/config.toml:7): containerd 2.x compares pinned_images as strings and never pins a name without a tag (containerd#13314)",
+		},
+		{
 			name:    "an alias spelling from the built-in default",
 			res:     resolve.Result{SandboxImage: alias, Candidates: []resolve.Candidate{{Image: alias, Source: resolve.RuntimeDefault, Origin: "containerd 1.6.8", Role: resolve.RuntimeUses}}},
 			sandbox: stores,

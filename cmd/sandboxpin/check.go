@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/reference"
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 // nameImage is an image known by one name: a repo tag, a repo digest or an ID.
@@ -45,8 +45,9 @@ func imageNamed(s string) (nameImage, error) {
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	var pins stringList
-	fs.Var(&pins, "pin", "a pin pattern (repeatable): a reference, a digest or image ID, \"prefix*\" or \"*keyword*\"")
+	var pins []string
+	fs.Func("pin", "a pin pattern (repeatable): a reference, a digest or image ID, \"prefix*\" or \"*keyword*\"",
+		func(p string) error { pins = append(pins, p); return nil })
 	useResolve := fs.Bool("resolve", false, "also pin what resolving the node finds (the default when no --pin is given)")
 	var n nodeFlags
 	n.register(fs, false)
@@ -71,24 +72,20 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		images[i] = img
 	}
 
-	var m *pin.Matcher
-	var err error
+	var res *resolve.Result // nil: the --pin patterns alone
 	if *useResolve || len(pins) == 0 {
-		client, derr := n.dial(ctx)
-		if derr != nil {
-			return fail(stderr, "check: %v", derr)
+		client, err := n.dial(ctx)
+		if err != nil {
+			return fail(stderr, "check: %v", err)
 		}
 		if client != nil {
 			defer client.Close()
 		}
-		res, rerr := n.resolve(ctx, client)
-		if rerr != nil {
-			return fail(stderr, "check: %v", rerr)
+		if res, err = n.resolve(ctx, client); err != nil {
+			return fail(stderr, "check: %v", err)
 		}
-		m, err = matcher(res, pins, "--pin")
-	} else {
-		m, err = matcher(nil, pins, "--pin")
 	}
+	m, err := res.Matcher(pins...)
 	if err != nil {
 		return fail(stderr, "check: %v", err)
 	}

@@ -82,7 +82,7 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	if res.SandboxImage == "" {
 		return nodeAudit{Err: fmt.Errorf("cannot tell the %s sandbox image: %s", res.Runtime, orNone(res.Notes))}
 	}
-	m, err := matcher(res, nil, "")
+	m, err := res.Matcher()
 	if err != nil {
 		return nodeAudit{Err: err}
 	}
@@ -117,7 +117,7 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	return a
 }
 
-// Metric names (contract: DESIGN.md §8).
+// Metric names (a contract: docs/design.md, Contract names).
 const (
 	metricSuccess     = "sandboxpin_audit_success"
 	metricTimestamp   = "sandboxpin_audit_timestamp_seconds"

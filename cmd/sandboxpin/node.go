@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sandboxpin/sandboxpin/criinfo/cri"
-	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
@@ -122,23 +121,6 @@ func (n *nodeFlags) resolve(ctx context.Context, client *cri.Client) (*resolve.R
 	return resolve.Resolve(ctx, opts)
 }
 
-// matcher compiles the resolved pins joined with extra Strict patterns.
-func matcher(res *resolve.Result, extra []string, source string) (*pin.Matcher, error) {
-	var parts []*pin.Matcher
-	if res != nil {
-		m, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode), pin.WithSource("resolved "+res.Runtime+" config"))
-		if err != nil {
-			return nil, fmt.Errorf("resolved pins: %w", err)
-		}
-		parts = append(parts, m)
-	}
-	m, err := pin.Compile(extra, pin.WithSource(source))
-	if err != nil {
-		return nil, err
-	}
-	return pin.Join(append(parts, m)...), nil
-}
-
 // parseFlags parses args, printing usage on --help (exit 0) and errors
 // (exit 2). ok is false when the caller should return code.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
@@ -151,12 +133,6 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok
 	}
 	return 0, true
 }
-
-// stringList is a repeatable flag.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func fail(stderr io.Writer, format string, args ...any) int {
 	fmt.Fprintf(stderr, "sandboxpin: "+format+"\n", args...)

@@ -29,7 +29,7 @@ const (
 	// half of Prometheus' default scrape_timeout (10s). A slower audit is
 	// served by the next scrape; this one gets the previous result.
 	scrapeWait = 5 * time.Second
-	// shutdownWait bounds a clean stop: DESIGN.md §9 wants the command gone
+	// shutdownWait bounds a clean stop: docs/design.md (Budgets) wants the command gone
 	// within 1 s of SIGTERM.
 	shutdownWait = 800 * time.Millisecond
 )

@@ -251,7 +251,7 @@ func TestServeRuntimeDown(t *testing.T) {
 	assert.Contains(t, fams, metricUnprotected)
 }
 
-// TestServeStops stops within DESIGN.md's 1 s of SIGTERM, even with an
+// TestServeStops stops within the 1 s of SIGTERM that docs/design.md (Budgets) allows, even with an
 // audit and a scrape waiting on it.
 func TestServeStops(t *testing.T) {
 	t.Parallel()

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -58,16 +57,6 @@ func pinInterceptor(m *pin.Matcher) grpc.UnaryClientInterceptor {
 	}
 }
 
-// stringsFlag is a repeatable string flag.
-type stringsFlag []string
-
-func (s *stringsFlag) String() string { return strings.Join(*s, ",") }
-
-func (s *stringsFlag) Set(v string) error {
-	*s = append(*s, v)
-	return nil
-}
-
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // run is the program: it returns the exit code.
@@ -75,8 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crishim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	endpoint := fs.String("runtime-endpoint", "", "the runtime's CRI socket, unix:///path (required)")
-	var pins stringsFlag
-	fs.Var(&pins, "pin", "a pin `pattern` (repeatable): reference, digest, prefix* or *keyword*")
+	var pins []string
+	fs.Func("pin", "a pin `pattern` (repeatable): reference, digest, prefix* or *keyword*",
+		func(p string) error { pins = append(pins, p); return nil })
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp { //nolint:errorlint // flag returns ErrHelp itself
 			return 0

@@ -72,16 +72,6 @@ type options struct {
 	output          string   // "text" or "json"
 }
 
-// stringsFlag is a repeatable string flag.
-type stringsFlag []string
-
-func (s *stringsFlag) String() string { return strings.Join(*s, ",") }
-
-func (s *stringsFlag) Set(v string) error {
-	*s = append(*s, v)
-	return nil
-}
-
 // parseFlags reads args; the error is flag.ErrHelp after --help.
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -90,7 +80,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.images, "images", "", "the runtime's images: a `file` of `crictl images -o json` output")
 	fs.StringVar(&o.runtimeEndpoint, "runtime-endpoint", "", "or ask the runtime at this CRI socket (unix:///path)")
 	fs.StringVar(&o.inUse, "in-use", "", "a `file` of the images containers use, one reference, repo digest or ID a line")
-	fs.Var((*stringsFlag)(&o.pins), "pin", "an extra pin `pattern` (repeatable): reference, digest, prefix* or *keyword*")
+	fs.Func("pin", "an extra pin `pattern` (repeatable): reference, digest, prefix* or *keyword*",
+		func(p string) error { o.pins = append(o.pins, p); return nil })
 	fs.StringVar(&o.root, "root", "/", "the node's root file system, read to resolve the sandbox image and pinned images")
 	fs.StringVar(&o.output, "o", "text", "output format: text or json")
 	fs.Usage = func() {
@@ -285,10 +276,6 @@ func displayName(img *runtimeapi.Image) string {
 // matcher compiles the node's resolved pins (files under o.root and the live
 // runtime when there is one) joined with o.pins.
 func matcher(ctx context.Context, o options, live resolve.LiveRuntime) (*pin.Matcher, error) {
-	extra, err := pin.Compile(o.pins, pin.WithSource("--pin"))
-	if err != nil {
-		return nil, fmt.Errorf("--pin: %w", err)
-	}
 	if fi, err := os.Stat(o.root); err != nil {
 		return nil, fmt.Errorf("--root: %w", err)
 	} else if !fi.IsDir() {
@@ -298,11 +285,7 @@ func matcher(ctx context.Context, o options, live resolve.LiveRuntime) (*pin.Mat
 	if err != nil {
 		return nil, fmt.Errorf("resolve the node's pins: %w", err)
 	}
-	node, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode), pin.WithSource("node ("+res.Runtime+")"))
-	if err != nil {
-		return nil, fmt.Errorf("compile the node's pins %q: %w", res.Pins, err)
-	}
-	return pin.Join(node, extra), nil
+	return res.Matcher(o.pins...)
 }
 
 // readImages reads a `crictl images -o json` file: the protobuf JSON of a

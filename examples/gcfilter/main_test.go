@@ -157,6 +157,18 @@ func TestRunCases(t *testing.T) {
 			},
 			wantStderr: "in-use-2.txt:3: ghcr.io/absent/image:1 names no image the runtime has",
 		},
+		{
+			// CRI-O pins pause_image by an exact compare, so the alias
+			// spelling misses the stored image; Result.Matcher adds the
+			// Strict, alias-aware rule that keeps it.
+			name:          "a CRI-O node with an alias pause_image",
+			args:          []string{"--images", imagesFile, "--root", "../testdata/crio-node"},
+			wantDeletable: []string{"docker.io/library/busybox:1.36", "docker.io/library/nginx:1.27", "registry.example.com/infra/node-exporter:v1.8.2", "registry.example.com/team/app:v2", "registry.k8s.io/coredns/coredns:v1.11.1"},
+			wantReason: map[string]string{
+				"quay.io/example/agent:2.0":    `pinned by "quay.io/example/agent*" (node (cri-o)) as quay.io/example/agent:2.0`,
+				"registry.k8s.io/pause:3.10.1": `pinned by "k8s.gcr.io/pause:3.10.1" (sandbox image (cri-o)) as registry.k8s.io/pause:3.10.1`,
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ import (
 const daemonSetPath = "../../deploy/kubernetes/daemonset.yaml"
 
 // exporterMetrics are the audit's series that the pod and a direct audit
-// must agree on (DESIGN.md §8; the timestamp differs by nature).
+// must agree on (docs/design.md, Contract names; the timestamp differs by nature).
 var exporterMetrics = []string{
 	"sandboxpin_audit_success",
 	"sandboxpin_sandbox_image_info",

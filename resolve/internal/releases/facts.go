@@ -1,0 +1,178 @@
+package releases
+
+// Fact names a behaviour of one component that holds over some releases.
+type Fact int
+
+// The facts. Each [Row] of [Facts] says where it holds, where it was read,
+// and (in Value) the note users read, a format whose first verb is the
+// component's version unless the row says otherwise.
+const (
+	ContainerdNeverPins             Fact = iota // never sets Image.pinned
+	ContainerdPinsCRIPulls                      // pins only images its CRI plugin pulls
+	ContainerdConfig4                           // reads config version 4, migrates a version 3 sandbox_image
+	ContainerdTaglessNeverPinned                // a tagless pinned_images value never pins (containerd#13314)
+	ContainerdNoSandboxReport                   // reports its sandbox image nowhere over CRI
+	ContainerdAliasNeverPinned                  // an alias spelling pins nothing
+	ContainerdTagDigestNeverPinned              // name:tag@digest pins nothing (2.x)
+	ContainerdTagDigestDropsTag                 // name:tag@digest pins only name@digest (1.x)
+	ContainerdShortNeverPinned                  // a short name pins nothing (2.x)
+	CRIDockerdNeverPins                         // never sets Image.pinned
+	CRIDockerdAliasNeverPinned                  // an alias spelling pins only while Docker stores that name
+	CRIDockerdDigestOnlyNeverPinned             // name@digest pins nothing: RepoTags hold no digest
+	CRIDockerdDigestNeverPinned                 // name:tag@digest pins nothing
+	CRIDockerdOtherSpelling                     // only the familiar name:tag pins
+	CRIONoSandboxReport                         // no config.sandboxImage in the Status Info
+	CRIONeverPins                               // never sets Image.pinned
+	CRIOFirstNameOnly                           // matches only an image's first stored name
+	CRIOShortNameEnforcing                      // short_name_mode = "enforcing" by default
+	CRIOShortNeverPinned                        // a short pause_image pins nothing; first verb: "CRI-O VERSION"
+	CRIOAliasNeverPinned                        // an alias pause_image pins only that name; first verb: "CRI-O VERSION"
+	KubeletIgnoresPinned                        // ignores Image.pinned
+	KubeletProtectsDefault                      // keeps its built-in default out of image GC; no runtime image known
+	KubeletProtectsRuntimeImage                 // ... and that default is the runtime's image
+	KubeletProtectsOtherImage                   // ... and the runtime's image is another
+	KubeletIgnoresFlag                          // ignores --pod-infra-container-image for image GC
+	KubeletRejectsFlag                          // no longer has --pod-infra-container-image
+	numFacts
+)
+
+// facts holds one row per Fact, in the order of the constants.
+var facts = [numFacts][]Row{
+	ContainerdNeverPins: {
+		{Containerd, Range{"", "1.6.22"}, containerdNeverPins, "PinnedImageLabelKey in pkg/cri/labels/labels.go and pkg/cri/server/image_pull.go: absent @v1.6.21, present @v1.6.22; seen live on 1.6.20 (internal/kubelettest TestKubeletGC)"},
+		{Containerd, Range{"1.7", "1.7.3"}, containerdNeverPins, "the same files: absent @v1.7.2, present @v1.7.3"},
+	},
+	ContainerdPinsCRIPulls: {
+		{Containerd, Range{"1.6.22", "1.6.29"}, "containerd %s pins the sandbox image only when its CRI plugin pulls it: an image imported or pulled " +
+			"outside CRI (`ctr images import`, an air-gapped node) is not pinned until 1.6.29 and 1.7.14; " +
+			"upgrade containerd, pull it through CRI (`crictl pull`), or pin it through a CRI shim",
+			"pkg/cri/server/image_pull.go updateImage passes the reference to getLabels from 2d43994fb (v1.6.29) and 26c057423 (v1.7.14)"},
+		{Containerd, Range{"1.7.3", "1.7.14"}, "", "as above"},
+	},
+	ContainerdConfig4: {
+		{Containerd, Range{"2.3.0-rc.0", ""}, "", "version/version.go ConfigVersion = 4 @v2.3.0-rc.0; 3 @v2.3.0-beta.0…-beta.2 and in 2.0–2.2"},
+	},
+	ContainerdTaglessNeverPinned: {
+		{Containerd, Range{"2.0", ""}, "containerd %s never pins %s (%s), which is stored as %s: pinned_images compares strings, " +
+			"and a value without a tag never matches (containerd#13314); write %s there",
+			"internal/cri/server/images/image_pull.go getLabels compares pinned == ParseDockerRef(name).String() @v2.0.0, @v2.3.4; the fix (ec5c899a4, containerd#13336) is on main, in no tag read; seen live on 2.4.2"},
+	},
+	ContainerdNoSandboxReport: {
+		{Containerd, Range{"2.0", ""}, "containerd 2.x does not report its sandbox image over CRI and no config file sets it",
+			"seen live on 2.2.9 and 2.4.2 (criinfo testdata); the CRI plugin's exports added by containerd#13940 (plugins/cri/images/plugin.go @main 93f38adbc) are DiscardUnpackedLayers and RegistryConfigPath only"},
+	},
+	ContainerdAliasNeverPinned: {
+		{Containerd, Range{"1.6.22", ""}, "containerd %s never pins an alias spelling: %s (%s) is pinned only while the image is stored under that name, " +
+			"not when it is stored as %s; write the name the image is stored under there",
+			"pkg/cri/server/image_pull.go getLabels (ParseDockerRef, no aliases) @v1.7.35; internal/cri/server/images/image_pull.go @v2.2.9, @v2.3.7, @v2.4.2; seen live on 1.7.35, 2.2.9, 2.3.7, 2.4.2 (criinfo/cri TestLiveMatrix)"},
+	},
+	ContainerdTagDigestNeverPinned: {
+		{Containerd, Range{"2.0", ""}, "containerd %s never pins %s (%s): a pull of name:tag@digest stores name@digest, and pinned_images " +
+			"compares strings; write %s or %s there", "internal/cri/server/images/image_pull.go @v2.2.9, @v2.4.2; seen live on 2.2.9"},
+	},
+	ContainerdTagDigestDropsTag: {
+		{Containerd, Range{"1.6.22", "2.0"}, "containerd %s pins %s (%s) only under %s: it drops the tag before comparing, so the image stored as %s is not pinned",
+			"pkg/cri/server/image_pull.go getLabels @v1.7.35 (ParseDockerRef keeps only the digest); internal/cri/server/images/image_pull.go compares strings @v2.0.0"},
+	},
+	ContainerdShortNeverPinned: {
+		{Containerd, Range{"2.0", ""}, "containerd %s pins the sandbox image by exact string, but %s (%s) is a short name stored as %s: " +
+			"it will not be pinned; write the full name %s there", "internal/cri/server/images/image_pull.go getLabels @v2.0.0, @v2.4.2; seen live on 2.2.9, 2.3.7, 2.4.2"},
+	},
+	CRIDockerdNeverPins: {
+		{CRIDockerd, Range{"", "0.3.10"}, "cri-dockerd %s never reports Image.pinned (added in 0.3.10): kubelet 1.29 and later may " +
+			"garbage-collect the sandbox image; upgrade cri-dockerd or pin it through a CRI shim", "core/image.go isPinned: absent @v0.3.9, present @v0.3.10"},
+	},
+	CRIDockerdAliasNeverPinned: {
+		{CRIDockerd, Range{"0.3.10", ""}, "cri-dockerd %s never pins an alias spelling: %s (%s) is pinned only while Docker stores the image under that " +
+			"very name (`docker tag %s %s`), not when it is stored as %s; write the name `docker images` shows there",
+			"core/image.go isPinned @v0.3.10; seen live on 0.4.0 and 0.4.4 (criinfo/cri TestLiveCRIDockerdMatrix)"},
+	},
+	CRIDockerdDigestOnlyNeverPinned: {
+		{CRIDockerd, Range{"0.3.10", ""}, "cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: " +
+			"%s (%s) is never pinned; write the name:tag `docker images` shows for %s there", "core/image.go isPinned @v0.3.10; seen live on 0.3.14, 0.4.4"},
+	},
+	CRIDockerdDigestNeverPinned: {
+		{CRIDockerd, Range{"0.3.10", ""}, "cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: " +
+			"%s (%s) is never pinned; write %s there, as `docker images` shows it", "core/image.go isPinned @v0.3.10; seen live on 0.3.14, 0.4.4"},
+	},
+	CRIDockerdOtherSpelling: {
+		{CRIDockerd, Range{"0.3.10", ""}, "cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold %s for this image: " +
+			"%s (%s) will not be pinned; write %s there, as `docker images` shows it",
+			"core/image.go isPinned @v0.3.10; seen live on 0.3.14, 0.4.4: docker.io/library/pause:3.10.1 does not pin, pause:3.10.1 does"},
+	},
+	CRIONoSandboxReport: {
+		{CRIO, Range{"", "1.27"}, "CRI-O %s does not report its pause image over CRI (config.sandboxImage arrived in 1.27.0): " +
+			"it was read from the config files or the built-in default", "server/runtime_status.go: absent @v1.26.0, present @v1.27.0, @v1.36.3"},
+	},
+	CRIONeverPins: {
+		{CRIO, Range{"", "1.28"}, "CRI-O %s never reports Image.pinned (pinned_images and the pinning of pause_image arrived in 1.28.0): " +
+			"kubelet 1.29 and later may garbage-collect the sandbox image; upgrade CRI-O or pin it through a CRI shim",
+			"pkg/config/config.go has no pinned_images @v1.27.0; internal/storage/image.go GetImageService pins pause_image @v1.28.0, @v1.36.3"},
+	},
+	CRIOFirstNameOnly: {
+		{CRIO, Range{"1.28", "1.29"}, "CRI-O %s matches pause_image and pinned_images against only the first name each image is stored under " +
+			"(every name since 1.29.0): an image stored under several names may stay unpinned",
+			"internal/storage/image.go getImageCacheItem FilterPinnedImage(name) @v1.28.0, @v1.28.11; buildImageResult ranges image.Names @v1.29.0"},
+	},
+	CRIOShortNameEnforcing: {
+		{CRIO, Range{"1.34", ""}, "CRI-O %s resolves a short name in short_name_mode \"enforcing\" (the default since 1.34.0, cri-o#9401): " +
+			"pulling %s (%s) fails when registries.conf lists several unqualified-search registries; write the full name %s there",
+			"pkg/config/config.go ShortNameMode, default \"enforcing\", and docs/crio.conf.5.md short_name_mode @v1.34.0, @v1.36.3; absent @v1.33.0"},
+	},
+	CRIOShortNeverPinned: {
+		{CRIO, Range{"1.28", ""}, "%s pins the pause image by an exact, case-insensitive compare with the names it stores, but %s (%s) " +
+			"is not a full name (CRI-O stores images as domain/path:tag, here %s): it will not be pinned; write the full name %s there",
+			"internal/storage/image.go GetImageService and CompileRegexpsForPinnedImages (\"(?i)^\" + QuoteMeta + \"$\") @v1.28.0, @v1.36.3; seen live on 1.36.3 (criinfo/cri TestLiveCRIOCompat)"},
+	},
+	CRIOAliasNeverPinned: {
+		{CRIO, Range{"1.28", ""}, "%s pins the pause image only under the name %s (%s), compared exactly up to case; the same image stored as %s " +
+			"(as kubeadm pre-pulls it) is not pinned: write %s there, or pin it with pinned_images",
+			"as CRIOShortNeverPinned; seen live on 1.36.3 (cmd/sandboxpin TestCRIOLive, internal/kubelettest TestKubeletGC)"},
+	},
+	KubeletIgnoresPinned: {
+		{Kubelet, Range{"", "1.23.0"}, "kubelet %s ignores Image.pinned (honoured from 1.23.0): only --%s protects the sandbox image from image GC",
+			"pkg/kubelet/images/image_gc_manager.go: image.Pinned absent @v1.22.0, present @v1.23.0"},
+	},
+	KubeletProtectsDefault: {
+		{Kubelet, Range{"", "1.29.0"}, "kubelet %s keeps its built-in default %s out of image GC (no --%s is set)", kubeletProtectsRead},
+	},
+	KubeletProtectsRuntimeImage: {
+		{Kubelet, Range{"", "1.29.0"}, "kubelet %s keeps its built-in default %s out of image GC even without --%s: that is the runtime's sandbox image, " +
+			"protected until the kubelet is upgraded to 1.29, which stops doing so", kubeletProtectsRead},
+	},
+	KubeletProtectsOtherImage: {
+		{Kubelet, Range{"", "1.29.0"}, "kubelet %s keeps its built-in default %s out of image GC (no --%s is set), not the runtime's %s (%s): " +
+			"only the runtime's own pin protects that one", kubeletProtectsRead},
+	},
+	KubeletIgnoresFlag: {
+		{Kubelet, Range{"1.29.0", "1.35.0"}, "kubelet %s ignores --%s (%s) for image garbage collection: only the runtime's pinning protects the sandbox image; " +
+			"remove the flag from %s before upgrading to 1.35, which rejects it", kubeletProtectsRead},
+	},
+	KubeletRejectsFlag: {
+		{Kubelet, Range{"1.35.0", ""}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
+			"carried over from the project's fact table (README, Why: 1.35 rejects the flag); the tag it was read at is not recorded"},
+	},
+}
+
+const kubeletProtectsRead = "pkg/kubelet/images/image_gc_manager.go detectImages \"Always consider the container runtime pod sandbox image in use\", " +
+	"fed from crOptions.PodSandboxImage in pkg/kubelet/kubelet.go @v1.23.0, @v1.28.0; gone @v1.29.0"
+
+const containerdNeverPins = "containerd %s never reports Image.pinned (fixed in 1.6.22 and 1.7.3): kubelet 1.29 and later may " +
+	"garbage-collect the sandbox image; upgrade containerd or pin it through a CRI shim"
+
+// Holds reports whether f holds at version v, and returns the note of the
+// fact (its first row's Value).
+func (f Fact) Holds(v Version) (note string, ok bool) {
+	for _, r := range facts[f] {
+		if r.Range.Contains(v) {
+			return facts[f][0].Value, true
+		}
+	}
+	return "", false
+}
+
+// Note returns the note of f, whatever the version.
+func (f Fact) Note() string { return facts[f][0].Value }
+
+// Rows returns the rows of f.
+func (f Fact) Rows() []Row { return facts[f] }

@@ -1,0 +1,91 @@
+package releases
+
+import (
+	"fmt"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
+)
+
+// Component names: the runtimes' are criinfo's.
+const (
+	Containerd = criinfo.RuntimeContainerd
+	CRIO       = criinfo.RuntimeCRIO
+	CRIDockerd = criinfo.RuntimeCRIDockerd
+	Kubelet    = "kubelet"
+	Kubeadm    = "kubeadm"
+)
+
+// Row is one release fact: Value holds for Component over Range, as read
+// in Read (upstream file@tag, or the live test that shows it).
+type Row struct {
+	Component string
+	Range     Range
+	Value     string
+	Read      string
+}
+
+// lookup returns the first row of rows for component that contains v.
+func lookup(rows []Row, component string, v Version) (Row, bool) {
+	for _, r := range rows {
+		if r.Component == component && r.Range.Contains(v) {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
+const (
+	k8s = "registry.k8s.io/pause:"
+	gcr = "k8s.gcr.io/pause:"
+)
+
+// defaults are the runtimes' built-in sandbox images, and the kubelet's
+// built-in --pod-infra-container-image. Each row changes at the first tag
+// its Read names.
+var defaults = []Row{
+	{Containerd, Range{"1.5", "1.5.14"}, gcr + "3.5", "pkg/cri/config/config_unix.go SandboxImage @v1.5.0, @v1.5.13"},
+	{Containerd, Range{"1.5.14", "1.6"}, k8s + "3.5", "pkg/cri/config/config_unix.go SandboxImage @v1.5.14, @v1.5.18"},
+	{Containerd, Range{"1.6", "1.6.9"}, gcr + "3.6", "pkg/cri/config/config_unix.go SandboxImage @v1.6.0, @v1.6.8"},
+	{Containerd, Range{"1.6.9", "1.7"}, k8s + "3.6", "pkg/cri/config/config_unix.go SandboxImage @v1.6.9"},
+	{Containerd, Range{"1.7", "1.8"}, k8s + "3.8", "pkg/cri/config/config_unix.go SandboxImage @v1.7.0-beta.0, @v1.7.0, @v1.7.35"},
+	{Containerd, Range{"2.0.0-beta.0", "2.0.0-rc.3"}, k8s + "3.9", "DefaultSandboxImage in pkg/cri/config/config_unix.go @v2.0.0-beta.0, pkg/cri/config/config.go @v2.0.0-beta.1, @v2.0.0-beta.2, internal/cri/config/config.go @v2.0.0-rc.2"},
+	{Containerd, Range{"2.0.0-rc.3", "2.2"}, k8s + "3.10", "internal/cri/config/config.go DefaultSandboxImage @v2.0.0-rc.3, @v2.0.0, @v2.1.0"},
+	{Containerd, Range{"2.2", "2.3.0-beta.1"}, k8s + "3.10.1", "internal/cri/config/config.go DefaultSandboxImage @v2.2.0, @v2.2.9, @v2.3.0-beta.0"},
+	{Containerd, Range{"2.3.0-beta.1", "2.5"}, k8s + "3.10.2", "internal/cri/config/config.go DefaultSandboxImage @v2.3.0-beta.1, @v2.3.0, @v2.3.7, @v2.4.0-beta.0, @v2.4.2"},
+
+	{CRIO, Range{"1.16", "1.18"}, gcr + "3.1", "pkg/config/config.go pauseImage @v1.16.0, @v1.17.0"},
+	{CRIO, Range{"1.18", "1.21"}, gcr + "3.2", "pkg/config/config.go @v1.18.0–v1.20.x"},
+	{CRIO, Range{"1.21", "1.23"}, gcr + "3.5", "pkg/config/config.go DefaultPauseImage @v1.21.0–v1.22.x"},
+	{CRIO, Range{"1.23", "1.24"}, gcr + "3.6", "pkg/config/config.go DefaultPauseImage @v1.23.0–v1.23.x"},
+	{CRIO, Range{"1.24", "1.27.1"}, k8s + "3.6", "pkg/config/config.go DefaultPauseImage @v1.24.0–v1.27.0"},
+	{CRIO, Range{"1.27.1", "1.31"}, k8s + "3.9", "pkg/config/config.go (config_linux.go from v1.30.0) DefaultPauseImage @v1.27.1–v1.30.x"},
+	{CRIO, Range{"1.31", "1.34"}, k8s + "3.10", "pkg/config/config_linux.go DefaultPauseImage @v1.31.0–v1.33.x"},
+	{CRIO, Range{"1.34", "2.0"}, k8s + "3.10.1", "pkg/config/config_linux.go DefaultPauseImage @v1.34.0–v1.36.3; `crio config` of 1.36.3 (internal/criotest)"},
+
+	{CRIDockerd, Range{"0.2.0", "0.2.1"}, gcr + "3.1", "src/cmd/cri/options/options.go defaultPodSandboxImageName/Version @v0.2.0"},
+	{CRIDockerd, Range{"0.2.1", "0.2.6"}, gcr + "3.6", "cmd/cri/options/options.go @v0.2.1, @v0.2.5"},
+	{CRIDockerd, Range{"0.2.6", "0.3.10"}, k8s + "3.6", "cmd/cri/options/options.go @v0.2.6, @v0.3.0, @v0.3.9"},
+	{CRIDockerd, Range{"0.3.10", "0.3.17"}, k8s + "3.9", "cmd/cri/options/options.go @v0.3.10, @v0.3.16"},
+	{CRIDockerd, Range{"0.3.17", "0.5"}, k8s + "3.10", "cmd/cri/options/options.go @v0.3.17, @v0.4.0, @v0.4.3"},
+
+	{Kubelet, Range{"1.22", "1.23"}, gcr + "3.5", "cmd/kubelet/app/options/container_runtime.go defaultPodSandboxImageName/Version @v1.22.0"},
+	{Kubelet, Range{"1.23", "1.23.15"}, gcr + "3.6", "cmd/kubelet/app/options/container_runtime.go @v1.23.0, @v1.23.14"},
+	{Kubelet, Range{"1.23.15", "1.24"}, k8s + "3.6", "cmd/kubelet/app/options/container_runtime.go @v1.23.15, @v1.23.17"},
+	// v1.24.1 to v1.24.8 were not read; taken as k8s.gcr.io, like kubeadm's switch at 1.24.9.
+	{Kubelet, Range{"1.24", "1.24.9"}, gcr + "3.7", "cmd/kubelet/app/options/container_runtime.go @v1.24.0"},
+	{Kubelet, Range{"1.24.9", "1.25"}, k8s + "3.7", "cmd/kubelet/app/options/container_runtime.go @v1.24.9, @v1.24.17"},
+	{Kubelet, Range{"1.25", "1.26"}, k8s + "3.8", "cmd/kubelet/app/options/container_runtime.go @v1.25.0"},
+	{Kubelet, Range{"1.26", "1.30"}, k8s + "3.9", "cmd/kubelet/app/options/container_runtime.go @v1.26.0, @v1.27.0, @v1.28.0, @v1.29.0"},
+}
+
+// DefaultImage returns the sandbox image component (a runtime, or
+// "kubelet" for its --pod-infra-container-image) uses when its
+// configuration names none, and the row it comes from. For example,
+// DefaultImage("containerd", v2.2.9) is "registry.k8s.io/pause:3.10.1".
+// A version no row covers is an error wrapping [ErrUnknownVersion].
+func DefaultImage(component string, v Version) (Row, error) {
+	if r, ok := lookup(defaults, component, v); ok {
+		return r, nil
+	}
+	return Row{}, fmt.Errorf("%s %s: %w: no default sandbox image known for it", component, v, ErrUnknownVersion)
+}

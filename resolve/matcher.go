@@ -1,0 +1,67 @@
+package resolve
+
+import (
+	"fmt"
+
+	"github.com/sandboxpin/sandboxpin/pin"
+	"github.com/sandboxpin/sandboxpin/reference"
+)
+
+// ExtraSource is the [pin.Match] Source of the extra patterns given to
+// [Result.Matcher]: every sandboxpin program takes them from a --pin flag.
+const ExtraSource = "--pin"
+
+// Matcher compiles what must be pinned on the node r describes, the same
+// for every consumer (sandboxpin check, audit, serve, the shim, the
+// examples):
+//
+//   - r.Pins in r.PinMode, labelled "node (RUNTIME)";
+//   - on CRI-O (PinMode pin.CRIOCompat), also the sandbox image as a
+//     Strict, alias-aware rule labelled "sandbox image (cri-o)": CRI-O pins
+//     its pause image only under the exact name configured, and the
+//     kubelet deletes it under any other (TestKubeletGC in
+//     internal/kubelettest), so a correct runtime must pin every spelling.
+//     An image that is not a reference adds no rule (Resolve reports it as
+//     a Conflict);
+//   - extra, Strict patterns labelled [ExtraSource].
+//
+// Comparisons use the aliases Resolve used. A nil r compiles extra alone.
+// Every error names the pattern and its index.
+func (r *Result) Matcher(extra ...string) (*pin.Matcher, error) {
+	aliases := reference.DefaultAliases()
+	var parts []*pin.Matcher
+	if r != nil {
+		if r.aliases != nil {
+			aliases = r.aliases
+		}
+		m, err := pin.Compile(r.Pins, pin.WithMode(r.PinMode), pin.WithAliases(aliases), pin.WithSource("node ("+r.Runtime+")"))
+		if err != nil {
+			return nil, fmt.Errorf("resolve: the node's pins: %w", err)
+		}
+		parts = append(parts, m)
+		if img := r.sandboxRule(aliases); img != "" {
+			m, err := pin.Compile([]string{img}, pin.WithAliases(aliases), pin.WithSource("sandbox image ("+r.Runtime+")"))
+			if err != nil {
+				return nil, fmt.Errorf("resolve: the sandbox image: %w", err)
+			}
+			parts = append(parts, m)
+		}
+	}
+	m, err := pin.Compile(extra, pin.WithAliases(aliases), pin.WithSource(ExtraSource))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ExtraSource, err)
+	}
+	return pin.Join(append(parts, m)...), nil
+}
+
+// sandboxRule returns the sandbox image when Matcher adds it as a Strict
+// rule beside the runtime's own, else "".
+func (r *Result) sandboxRule(aliases *reference.Aliases) string {
+	if r.PinMode != pin.CRIOCompat || r.SandboxImage == "" {
+		return ""
+	}
+	if _, err := reference.NewNormalizer(aliases).Parse(r.SandboxImage); err != nil {
+		return ""
+	}
+	return r.SandboxImage
+}
