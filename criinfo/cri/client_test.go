@@ -233,6 +233,41 @@ func TestImages(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotCRI)
 }
 
+func TestImageStatus(t *testing.T) {
+	t.Parallel()
+	c, err := Dial(context.Background(), criservertest.Serve(t, &criservertest.Runtime{
+		Images: []*runtimeapi.Image{{Id: "sha256:0123", RepoTags: []string{"registry.k8s.io/pause:3.10"}}},
+	}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	tests := []struct {
+		name string
+		ref  string // asked for
+		want string // image ID found, "" for none
+	}{
+		{name: "stored name", ref: "registry.k8s.io/pause:3.10", want: "sha256:0123"},
+		// The runtime's own lookup applies no alias.
+		{name: "alias", ref: "k8s.gcr.io/pause:3.10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			img, err := c.ImageStatus(context.Background(), tt.ref)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, img.GetId(), "ImageStatus(%q)", tt.ref)
+		})
+	}
+
+	c2, err := Dial(context.Background(), criservertest.Serve(t, nil))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c2.Close() })
+	_, err = c2.ImageStatus(context.Background(), "registry.k8s.io/pause:3.10")
+	var ce *Error
+	require.ErrorAs(t, err, &ce)
+	assert.ErrorIs(t, err, ErrNotCRI)
+	assert.Equal(t, rpcImageStatus, ce.RPC)
+}
+
 func TestDefaultEndpoints(t *testing.T) {
 	t.Parallel()
 	eps := DefaultEndpoints()
