@@ -310,7 +310,7 @@ func runGCRow(t *testing.T, tt gcRow) *gcResult {
 	res.auditFail = failLines(out)
 	require.Contains(t, []int{0, 1}, res.auditCode, "audit:\n%s", out)
 	res.unprotected = serveUnprotected(t, endpoint, n.root)
-	res.storedAs = fleetMetrics(t, tt, endpoint, n.root, res.auditCode)
+	res.storedAs = fleetMetrics(t, tt.name, endpoint, n.root, res.auditCode)
 	t.Logf("%s: predicted before GC: audit exit %d %s; serve sandboxpin_unprotected_images %.0f", tt.name, res.auditCode, res.auditFail, res.unprotected)
 	if tt.version == containerdtest.V1 && tt.runtime == runtimeContainerd && !tt.shim {
 		// No configuration fixes 1.6.20: the advice must say so, and name
@@ -337,6 +337,7 @@ func runGCRow(t *testing.T, tt gcRow) *gcResult {
 		res.deleted, res.after = true, logTime(lines[0]).Sub(start)
 		t.Logf("%s: %s DELETED: %s", tt.name, storedPause, lines[0])
 		assert.NotContains(t, pinnedByTag(ctx, t, n.endpoint), storedPause, "the runtime still lists the pause image")
+		assert.Zero(t, fleetMetrics(t, tt.name+afterGC, endpoint, n.root, 1), "stored as configured after the deletion")
 	} else {
 		t.Logf("%s: %s KEPT through %d GC rounds after the victim's removal", tt.name, storedPause, keptRounds)
 		assert.Contains(t, pinnedByTag(ctx, t, n.endpoint), storedPause, "the runtime lists the pause image")
