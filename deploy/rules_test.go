@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
@@ -77,10 +78,27 @@ func loadRules(t *testing.T) []monitoringv1.RuleGroup {
 	return pr.Spec.Groups
 }
 
-// rulesYAML is the PrometheusRule's groups as a Prometheus rule file.
-func rulesYAML(t *testing.T) []byte {
+// rulesYAML is the PrometheusRule's groups as a Prometheus rule file, with
+// from replaced by to in the expressions and for: durations (a mistake made
+// on purpose; "" for none).
+func rulesYAML(t *testing.T, from, to string) []byte {
 	t.Helper()
-	b, err := yaml.Marshal(map[string]any{"groups": loadRules(t)})
+	groups := loadRules(t)
+	changed := from == ""
+	for _, g := range groups {
+		for i, r := range g.Rules {
+			if e := r.Expr.String(); strings.Contains(e, from) && from != "" {
+				g.Rules[i].Expr = intstr.FromString(strings.Replace(e, from, to, 1))
+				changed = true
+			}
+			if r.For != nil && string(*r.For) == from {
+				d := monitoringv1.Duration(to)
+				g.Rules[i].For, changed = &d, true
+			}
+		}
+	}
+	require.True(t, changed, "no expression or for: has %q", from)
+	b, err := yaml.Marshal(map[string]any{"groups": groups})
 	require.NoError(t, err)
 	return b
 }
@@ -490,7 +508,7 @@ func ruleTestsDir(t *testing.T, rules []byte) string {
 func TestAlertRules(t *testing.T) {
 	t.Parallel()
 	bin := promtool(t)
-	dir := ruleTestsDir(t, rulesYAML(t))
+	dir := ruleTestsDir(t, rulesYAML(t, "", ""))
 	code, out := runPromtool(t, bin, dir, "check", "rules", rulesFile)
 	assert.Equal(t, 0, code, "promtool check rules:\n%s", out)
 	code, out = runPromtool(t, bin, dir, "test", "rules", filepath.Base(ruleTestsPath))
@@ -503,7 +521,6 @@ func TestAlertRules(t *testing.T) {
 func TestAlertRulesCatchMistakes(t *testing.T) {
 	t.Parallel()
 	bin := promtool(t)
-	rules := string(rulesYAML(t))
 	tests := []struct {
 		name      string
 		from, to  string // the mistake
@@ -513,15 +530,14 @@ func TestAlertRulesCatchMistakes(t *testing.T) {
 		{name: "expression", from: "(sandboxpin_sandbox_image_stored_as_configured) == 0", to: "(sandboxpin_sandbox_image_stored_as_configured) == 1"},
 		{name: "alias not told from missing", from: " and max by (node) (sandboxpin_sandbox_image_present) == 1", to: ""},
 		{name: "job", from: `job="sandboxpin/sandboxpin"`, to: `job="sandboxpin"`},
-		{name: "for", from: "for: 15m", to: "for: 30m"},
+		{name: "for", from: "15m", to: "30m"},
 		{name: "node label dropped", from: "max by (node) (sandboxpin_sandbox_image_present) == 0", to: "max(sandboxpin_sandbox_image_present) == 0"},
 		{name: "syntax", from: "max by (node) (sandboxpin_unprotected_images) > 0", to: "max by (node) (sandboxpin_unprotected_images > 0", checkFail: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			require.Contains(t, rules, tt.from)
-			dir := ruleTestsDir(t, []byte(strings.Replace(rules, tt.from, tt.to, 1)))
+			dir := ruleTestsDir(t, rulesYAML(t, tt.from, tt.to))
 			code, out := runPromtool(t, bin, dir, "check", "rules", rulesFile)
 			assert.Equal(t, tt.checkFail, code != 0, "promtool check rules exit %d:\n%s", code, out)
 			code, out = runPromtool(t, bin, dir, "test", "rules", filepath.Base(ruleTestsPath))
@@ -545,5 +561,5 @@ func TestExporterDownJob(t *testing.T) {
 	decodeStrict(t, "kubernetes/podmonitor.yaml", &pm)
 	assert.Empty(t, pm.Spec.JobLabel, "the job label defaults to the PodMonitor's namespace/name")
 	assert.Equal(t, pm.Namespace+"/"+pm.Name, job)
-	assert.Contains(t, string(rulesYAML(t)), `up{job="`+job+`"}`)
+	assert.Contains(t, string(rulesYAML(t, "", "")), `up{job="`+job+`"}`)
 }
