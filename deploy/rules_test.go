@@ -62,7 +62,7 @@ func promtool(t *testing.T) string {
 		if bin == "" {
 			return false, envPromtool + " is not set; run `bash scripts/deps.sh` and source its env.sh"
 		}
-		if _, err := os.Stat(bin); err != nil {
+		if _, err := exec.LookPath(bin); err != nil {
 			return false, fmt.Sprintf("promtool: %v; run `bash scripts/deps.sh`", err)
 		}
 		return true, ""
@@ -499,7 +499,7 @@ func ruleTestsDir(t *testing.T, rules []byte) string {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, rulesFile), rules, 0o600))
 	tests, err := os.ReadFile(ruleTestsPath)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(ruleTestsPath)), tests, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(ruleTestsPath)), tests, 0o600)) //nolint:gosec // G703: a file in the test's own temporary directory
 	return dir
 }
 

@@ -44,7 +44,7 @@ var ageRows = []gcRow{
 // unpinned pause image by age alone, as audit and serve predicted. Each row
 // takes kubelettest.ImageGCPeriod (5 min) and more; they run in parallel,
 // beside TestKubeletGC.
-func TestKubeletAgeGC(t *testing.T) {
+func TestKubeletAgeGC(t *testing.T) { //nolint:tparallel // the rows run in parallel inside "rows", which must end before the table
 	t.Parallel()
 	kubelettest.Require(t)
 	results := runGCRows(t, ageRows)
