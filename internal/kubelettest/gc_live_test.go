@@ -339,7 +339,7 @@ func runGCRow(t *testing.T, tt gcRow) *gcResult {
 		assert.NotContains(t, pinnedByTag(ctx, t, n.endpoint), storedPause, "the runtime still lists the pause image")
 		assert.Zero(t, fleetMetrics(t, tt.name+afterGC, endpoint, n.root, 1), "stored as configured after the deletion")
 	} else {
-		t.Logf("%s: %s KEPT through %d GC rounds after the victim's removal", tt.name, storedPause, keptRounds)
+		t.Logf("%s: %s KEPT through the GC rounds that removed the victim and followed (%d under disk pressure)", tt.name, storedPause, keptRounds)
 		assert.Contains(t, pinnedByTag(ctx, t, n.endpoint), storedPause, "the runtime lists the pause image")
 	}
 
