@@ -11,6 +11,10 @@
 // every alert expression with Prometheus' own PromQL parser and check that
 // it names only metrics sandboxpin exports, decode the node-problem-detector
 // config as node-problem-detector v1.36.0 does and run its plugin command
-// against a live containerd. This module keeps those dependencies out of the
-// others.
+// against a live containerd. Prometheus runs the alert rules too: promtool
+// (SANDBOXPIN_PROMTOOL, built by scripts/deps.sh) checks the rule groups
+// extracted from the PrometheusRule and runs the unit tests in
+// prometheus/alerts.test.yaml, generated from the series of testdata/audit
+// that internal/kubelettest's live rows captured. This module keeps those
+// dependencies out of the others.
 package deploy

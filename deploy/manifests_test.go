@@ -28,6 +28,7 @@ var exportedMetrics = []string{
 	"sandboxpin_audit_timestamp_seconds",
 	"sandboxpin_sandbox_image_info",
 	"sandboxpin_sandbox_image_present",
+	"sandboxpin_sandbox_image_stored_as_configured",
 	"sandboxpin_must_pin_images",
 	"sandboxpin_unprotected_images",
 	"sandboxpin_conflicts",
@@ -248,6 +249,11 @@ func TestPrometheusRule(t *testing.T) {
 				names := metricNames(e)
 				assert.NotEmpty(t, names)
 				for _, n := range names {
+					if n == "up" {
+						// Prometheus' own series for the PodMonitor's
+						// targets (SandboxpinExporterDown).
+						continue
+					}
 					assert.Contains(t, exportedMetrics, n, "%s names a metric sandboxpin exports", r.Alert)
 				}
 				assert.NotEmpty(t, r.Annotations["runbook"], "a runbook line")
@@ -260,7 +266,7 @@ func TestPrometheusRule(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		slices.Sort(alerts)
-		assert.Equal(t, []string{"SandboxImageMissing", "SandboxImageUnprotected", "SandboxpinAuditFailing"}, alerts)
+		assert.Equal(t, []string{"SandboxImageMissing", "SandboxImageNotStoredAsConfigured", "SandboxImageUnprotected", "SandboxpinAuditFailing", "SandboxpinExporterDown"}, alerts)
 	})
 }
 

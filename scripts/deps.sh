@@ -4,7 +4,7 @@
 # a build whose version directory is complete is not redone.
 #
 #   bash scripts/deps.sh            # tools; as root also Debian packages and runtimes
-#   bash scripts/deps.sh tools      # golangci-lint only
+#   bash scripts/deps.sh tools      # golangci-lint and promtool only
 #   bash scripts/deps.sh only FUNC  # one build function, e.g. build_crio
 #
 # Every runtime comes from Debian's packages or the Go module proxy; nothing
@@ -28,6 +28,10 @@ CONTAINERD_2_4_VERSION=v2.4.2
 CRIO_VERSION=v1.36.3
 KUBEADM_VERSION=v1.37.2
 KUBELET_VERSION=v1.37.2
+# promtool runs the alert rules' unit tests: Prometheus 3.15.1, whose module
+# version is v0.315.1 (VERSION in the module), the release deploy/go.mod
+# parses the rules with; its go.mod declares go 1.26.0.
+PROMETHEUS_VERSION=v0.315.1
 # cri-dockerd: the oldest release the module proxy serves and the newest
 # (issue 20: v0.3.14, v0.3.17, v0.4.0, v0.4.3 and v0.4.4 download; v0.4.1,
 # v0.4.2, v0.3.15, v0.3.16, v0.3.18-v0.3.21, v0.3.13 and older are refused).
@@ -119,6 +123,26 @@ build_crio() {
 	make -C "$src/pinns" >/dev/null
 	# its Makefile writes ../bin/pinns
 	cp "$src/bin/pinns" "$dir/pinns"
+	touch "$dir/.done"
+}
+
+# build_promtool: github.com/prometheus/prometheus/cmd/promtool at
+# $PROMETHEUS_VERSION. Its go.mod has exclude and replace directives, which
+# `go install` refuses: repeat them in a scratch module. The version stamp is
+# the one its .promu.yml sets (`promtool --version`).
+build_promtool() {
+	local dir=$CACHE/promtool/$PROMETHEUS_VERSION src
+	done_in "$dir" && return 0
+	src=$CACHE/src/promtool-$PROMETHEUS_VERSION
+	scratch "$src" "github.com/prometheus/prometheus@$PROMETHEUS_VERSION" \
+		-exclude=github.com/linode/linodego@v1.0.0 \
+		-exclude=github.com/grpc-ecosystem/grpc-gateway@v1.14.7 \
+		-exclude=google.golang.org/api@v0.30.0 \
+		-replace=cloud.google.com/go=cloud.google.com/go@v0.123.0
+	printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/prometheus/prometheus/cmd/promtool"\n' >"$src/tools.go"
+	(cd "$src" && GOFLAGS=-mod=mod go mod tidy && mkdir -p "$dir" &&
+		go build -trimpath -ldflags "-X github.com/prometheus/common/version.Version=$(cat "$(go list -m -f '{{.Dir}}' github.com/prometheus/prometheus)/VERSION")" \
+			-o "$dir/promtool" github.com/prometheus/prometheus/cmd/promtool)
 	touch "$dir/.done"
 }
 
@@ -242,6 +266,9 @@ fi
 job golangci-lint goinstall "$CACHE/golangci-lint/$GOLANGCI_LINT_VERSION" "" \
 	"github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
 
+# promtool is a tool too: deploy's rule tests run it as any user.
+job promtool build_promtool
+
 root=0
 [ "$(id -u)" = 0 ] && [ "${1:-}" != tools ] && root=1
 if [ "$root" = 1 ]; then
@@ -274,6 +301,7 @@ wait_all
 	echo "# written by scripts/deps.sh; sourced by scripts/test.sh"
 	echo "export SANDBOXPIN_CACHE='$CACHE'"
 	echo "export SANDBOXPIN_GOLANGCI_LINT='$CACHE/golangci-lint/$GOLANGCI_LINT_VERSION/golangci-lint'"
+	echo "export SANDBOXPIN_PROMTOOL='$CACHE/promtool/$PROMETHEUS_VERSION/promtool'"
 	if [ "$root" = 1 ]; then
 		echo "export SANDBOXPIN_CONTAINERD1='/usr/bin/containerd'"
 		echo "export SANDBOXPIN_CTR1='/usr/bin/ctr'"

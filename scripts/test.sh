@@ -68,14 +68,15 @@ step "golangci-lint, per module"
 for m in $modules; do (cd "$m" && "$SANDBOXPIN_GOLANGCI_LINT" run --allow-parallel-runners ./...); done
 
 step "go test -race -shuffle=on, per module"
-# internal's kubelet rows (TestKubeletGC) spend their time waiting for GC
-# rounds 10 s apart: run them all at once, not GOMAXPROCS at a time, and
-# beside the other modules' tests (its output follows theirs).
+# internal's kubelet rows (TestKubeletGC, TestKubeletAgeGC) spend their time
+# waiting for GC rounds (10 s apart under disk pressure, 5 min by age): run
+# them all at once, not GOMAXPROCS at a time, and beside the other modules'
+# tests (its output follows theirs).
 internal_log=$(mktemp)
 internal_pid=""
 if printf '%s\n' $modules | grep -qx ./internal; then
 	# A session of its own, so that a failure elsewhere stops it whole.
-	(cd internal && exec setsid go test -race -shuffle=on -timeout 20m -parallel 16 ./...) >"$internal_log" 2>&1 &
+	(cd internal && exec setsid go test -race -shuffle=on -timeout 20m -parallel 24 ./...) >"$internal_log" 2>&1 &
 	internal_pid=$!
 	trap 'kill -- "-$internal_pid" 2>/dev/null || true' EXIT
 fi

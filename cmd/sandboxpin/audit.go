@@ -10,6 +10,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/reference"
 	"github.com/sandboxpin/sandboxpin/resolve"
@@ -66,6 +67,10 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, "audit: %v", err)
 	}
+	stored, err := storedAsConfigured(ictx, client, res.SandboxImage)
+	if err != nil {
+		return fail(stderr, "audit: %v", err)
+	}
 
 	var sandbox *runtimeapi.Image
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -90,12 +95,12 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitCheck
 	case !sandbox.GetPinned():
 		fmt.Fprintf(stdout, "\nFAIL: %s does not pin its sandbox image %s (stored as %s): the kubelet's image GC may delete it; run a pinning CRI shim, upgrade the runtime, or configure the exact stored name\n", res.Runtime, res.SandboxImage, imageLabel(sandbox))
-		if !storedAs(sandbox, res.SandboxImage) {
+		if !stored {
 			fmt.Fprintf(stdout, "FAIL: %s\n", aliasOnly(res, sandbox))
 		}
 		fmt.Fprintf(stdout, "FIX: %s\n", fixAdvice(res, sandbox))
 		return exitCheck
-	case !storedAs(sandbox, res.SandboxImage):
+	case !stored:
 		fmt.Fprintf(stdout, "\nFAIL: the image stored as %s is pinned, but %s\n", imageLabel(sandbox), aliasOnly(res, sandbox))
 		fmt.Fprintf(stdout, "FIX: %s\n", fixAdvice(res, sandbox))
 		return exitCheck
@@ -146,27 +151,17 @@ func fixAdvice(res *resolve.Result, sandbox *runtimeapi.Image) string {
 	return advice
 }
 
-// storedAs reports whether img is stored under ref as the runtime looks its
-// sandbox image up: by the name as configured, Docker Hub short forms
-// expanded but no registry alias applied (containerd resolves the sandbox
-// image with its image store's exact name, CRI-O with containers-storage's,
-// Docker with its own: seen live in TestKubeletGC of internal/kubelettest,
-// where containerd 2.4.2 and 1.6.20 configured with k8s.gcr.io/pause:3.10.1
-// pull it for a pod although registry.k8s.io/pause:3.10.1 is stored), or by
-// ID.
-func storedAs(img *runtimeapi.Image, ref string) bool {
-	if img.GetId() == ref {
-		return true
-	}
-	plain := reference.NewNormalizer(nil)
-	for _, names := range [][]string{img.GetRepoTags(), img.GetRepoDigests()} {
-		for _, s := range names {
-			if plain.Equal(s, ref) {
-				return true
-			}
-		}
-	}
-	return false
+// storedAsConfigured reports whether the runtime finds its sandbox image ref
+// by its own lookup: ImageStatus with the name exactly as configured, which
+// applies no registry alias (containerd looks the sandbox image up in its
+// image store by that name, CRI-O in containers-storage, cri-dockerd in
+// Docker: seen live in TestKubeletGC of internal/kubelettest, where
+// containerd 2.4.2, CRI-O 1.36.3 and cri-dockerd 0.4.4 configured with
+// k8s.gcr.io/pause:3.10.1 pull it for a pod although
+// registry.k8s.io/pause:3.10.1 is stored, also through the shim).
+func storedAsConfigured(ctx context.Context, client *cri.Client, ref string) (bool, error) {
+	img, err := client.ImageStatus(ctx, ref)
+	return img.GetId() != "", err
 }
 
 // aliasOnly says what it means that the sandbox image is stored only under an

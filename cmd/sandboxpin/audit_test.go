@@ -1,12 +1,15 @@
 package main
 
 import (
-	"strings"
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
+	"github.com/sandboxpin/sandboxpin/internal/criservertest"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
@@ -76,36 +79,27 @@ func TestFixAdvice(t *testing.T) {
 	}
 }
 
-// TestStoredAs checks the name lookup the runtimes make for their sandbox
-// image: Docker Hub short forms expand, registry aliases do not apply.
-func TestStoredAs(t *testing.T) {
+// TestStoredAsConfigured checks that the lookup is the runtime's own
+// ImageStatus by the configured string: no registry alias applies.
+func TestStoredAsConfigured(t *testing.T) {
 	t.Parallel()
-	img := &runtimeapi.Image{
-		Id:          "sha256:" + strings.Repeat("a", 64),
-		RepoTags:    []string{"registry.k8s.io/pause:3.10.1", "docker.io/library/pause:3.9"},
-		RepoDigests: []string{"registry.k8s.io/pause@sha256:" + strings.Repeat("b", 64)},
+	ctx := context.Background()
+	const stored = "registry.k8s.io/pause:3.10.1"
+	client, err := cri.Dial(ctx, criservertest.Serve(t, &criservertest.Runtime{
+		Images: []*runtimeapi.Image{{Id: "sha256:1", RepoTags: []string{stored}}},
+	}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Close() })
+	for ref, want := range map[string]bool{stored: true, "k8s.gcr.io/pause:3.10.1": false, "registry.k8s.io/pause:3.10": false} {
+		got, err := storedAsConfigured(ctx, client, ref)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "storedAsConfigured(%q)", ref)
 	}
-	tests := []struct {
-		ref  string
-		want bool
-	}{
-		{"registry.k8s.io/pause:3.10.1", true},
-		{"REGISTRY.K8S.IO/pause:3.10.1", true},
-		{"pause:3.9", true},
-		{"docker.io/pause:3.9", true},
-		{"registry.k8s.io/pause@sha256:" + strings.Repeat("b", 64), true},
-		{"sha256:" + strings.Repeat("a", 64), true},
-		{"k8s.gcr.io/pause:3.10.1", false},
-		{"registry.k8s.io/pause:3.10", false},
-		{"registry.k8s.io/pause", false},
-		{"not a reference", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.ref, func(t *testing.T) {
-			t.Parallel()
-			assert.Equal(t, tt.want, storedAs(img, tt.ref))
-		})
-	}
+	down, err := cri.Dial(ctx, criservertest.Serve(t, nil))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = down.Close() })
+	_, err = storedAsConfigured(ctx, down, stored)
+	assert.ErrorIs(t, err, cri.ErrNotCRI)
 }
 
 // TestAliasOnlyVerdict checks the verdict on a sandbox image that is pinned
@@ -116,7 +110,7 @@ func TestAliasOnlyVerdict(t *testing.T) {
 		Sandbox: &runtimeapi.Image{Id: "sha256:1", RepoTags: []string{"registry.k8s.io/pause:3.10.1"}, Pinned: true}}
 	assert.Equal(t, exitCheck, a.exitCode())
 	assert.Equal(t, "FAIL: sandbox image k8s.gcr.io/pause:3.10.1 (containerd) is stored only as the alias registry.k8s.io/pause:3.10.1; the runtime pulls it for new pods", a.summary())
-	a.SandboxImage = "registry.k8s.io/pause:3.10.1"
+	a.SandboxImage, a.StoredAsConfigured = "registry.k8s.io/pause:3.10.1", true
 	assert.Equal(t, exitOK, a.exitCode())
 	assert.Equal(t, "OK: containerd pins sandbox image registry.k8s.io/pause:3.10.1", a.summary())
 }

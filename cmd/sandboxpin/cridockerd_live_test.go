@@ -124,6 +124,7 @@ func TestLiveCRIDockerdAudit(t *testing.T) {
 			fams := parseExposition(t, strings.NewReader(text))
 			require.InDelta(t, 1.0, mustGauge(t, fams, metricSuccess), 0, sandboxpinLines(text))
 			assert.InDelta(t, 1.0, mustGauge(t, fams, metricPresent), 0, "the alias names the stored image")
+			assert.InDelta(t, 0.0, mustGauge(t, fams, metricStoredAs), 0, "cri-dockerd looks the alias up, and nothing is stored under it")
 			assert.InDelta(t, 1.0, mustGauge(t, fams, metricUnprotected), 0)
 			info := infoLabels(t, fams)
 			assert.Equal(t, v.Release(), info["runtime_version"])

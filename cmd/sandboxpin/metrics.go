@@ -36,6 +36,10 @@ type nodeAudit struct {
 	// Sandbox is the stored image that is the sandbox image under the
 	// default aliases, nil when the runtime does not store it.
 	Sandbox *runtimeapi.Image
+	// StoredAsConfigured reports whether the runtime's own lookup of
+	// SandboxImage (ImageStatus by that exact string) finds an image: what
+	// a pod sandbox needs when no registry answers. See storedAsConfigured.
+	StoredAsConfigured bool
 	// MustPin counts the stored images that the node's rules pin, and the
 	// sandbox image, and Unprotected those of them the runtime reports
 	// pinned=false.
@@ -50,7 +54,7 @@ func (a *nodeAudit) exitCode() int {
 	switch {
 	case a.Err != nil:
 		return exitError
-	case a.Sandbox == nil || !a.Sandbox.GetPinned() || !storedAs(a.Sandbox, a.SandboxImage):
+	case a.Sandbox == nil || !a.Sandbox.GetPinned() || !a.StoredAsConfigured:
 		return exitCheck
 	}
 	return exitOK
@@ -90,11 +94,16 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	if err != nil {
 		return nodeAudit{Err: err}
 	}
+	stored, err := storedAsConfigured(rctx, client, res.SandboxImage)
+	if err != nil {
+		return nodeAudit{Err: err}
+	}
 	a = nodeAudit{
-		Runtime:        res.Runtime,
-		RuntimeVersion: usedVersion(res),
-		SandboxImage:   res.SandboxImage,
-		Conflicts:      len(res.Conflicts),
+		Runtime:            res.Runtime,
+		RuntimeVersion:     usedVersion(res),
+		SandboxImage:       res.SandboxImage,
+		StoredAsConfigured: stored,
+		Conflicts:          len(res.Conflicts),
 	}
 	for _, img := range images {
 		sandbox := false
@@ -123,6 +132,7 @@ const (
 	metricTimestamp   = "sandboxpin_audit_timestamp_seconds"
 	metricInfo        = "sandboxpin_sandbox_image_info"
 	metricPresent     = "sandboxpin_sandbox_image_present"
+	metricStoredAs    = "sandboxpin_sandbox_image_stored_as_configured"
 	metricMustPin     = "sandboxpin_must_pin_images"
 	metricUnprotected = "sandboxpin_unprotected_images"
 	metricConflicts   = "sandboxpin_conflicts"
@@ -134,7 +144,7 @@ const (
 type auditCollector struct {
 	last func() (nodeAudit, bool) // false before the first audit ends
 
-	success, timestamp, info, present, mustPin, unprotected, conflicts *prometheus.Desc
+	success, timestamp, info, present, storedAs, mustPin, unprotected, conflicts *prometheus.Desc
 }
 
 func newAuditCollector(last func() (nodeAudit, bool)) *auditCollector {
@@ -144,6 +154,7 @@ func newAuditCollector(last func() (nodeAudit, bool)) *auditCollector {
 		timestamp:   prometheus.NewDesc(metricTimestamp, "When the last audit finished, in seconds since the Unix epoch.", nil, nil),
 		info:        prometheus.NewDesc(metricInfo, "The sandbox image the node resolves to, always 1.", []string{"runtime", "runtime_version", "image"}, nil),
 		present:     prometheus.NewDesc(metricPresent, "1 when the runtime stores the sandbox image under any alias spelling, else 0.", nil, nil),
+		storedAs:    prometheus.NewDesc(metricStoredAs, "1 when the runtime's own lookup of the configured sandbox image name (ImageStatus by that exact string) finds an image, else 0: with 0 the runtime pulls the sandbox image for the next pod, which fails while no registry answers.", nil, nil),
 		mustPin:     prometheus.NewDesc(metricMustPin, "How many stored images the node's rules pin.", nil, nil),
 		unprotected: prometheus.NewDesc(metricUnprotected, "How many of the images the node's rules pin the runtime itself reports pinned=false: the kubelet's image GC may delete them.", nil, nil),
 		conflicts:   prometheus.NewDesc(metricConflicts, "How many conflicts resolving the node's sandbox image found.", nil, nil),
@@ -152,7 +163,7 @@ func newAuditCollector(last func() (nodeAudit, bool)) *auditCollector {
 
 // Describe sends every descriptor.
 func (c *auditCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.success, c.timestamp, c.info, c.present, c.mustPin, c.unprotected, c.conflicts} {
+	for _, d := range []*prometheus.Desc{c.success, c.timestamp, c.info, c.present, c.storedAs, c.mustPin, c.unprotected, c.conflicts} {
 		ch <- d
 	}
 }
@@ -181,6 +192,7 @@ func (c *auditCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.info, 1, a.Runtime, a.RuntimeVersion, a.SandboxImage)
 	gauge(c.present, b2f(a.Sandbox != nil))
+	gauge(c.storedAs, b2f(a.StoredAsConfigured))
 	gauge(c.mustPin, float64(a.MustPin))
 	gauge(c.unprotected, float64(a.Unprotected))
 	gauge(c.conflicts, float64(a.Conflicts))
@@ -244,7 +256,7 @@ func (a *nodeAudit) summary() string {
 		return fmt.Sprintf("FAIL: sandbox image %s (%s) is not in the runtime's image store; pre-pull it under that name", a.SandboxImage, a.Runtime)
 	case !a.Sandbox.GetPinned():
 		return fmt.Sprintf("FAIL: %s does not pin sandbox image %s (stored as %s); the kubelet's image GC may delete it", a.Runtime, a.SandboxImage, imageLabel(a.Sandbox))
-	case !storedAs(a.Sandbox, a.SandboxImage):
+	case !a.StoredAsConfigured:
 		return fmt.Sprintf("FAIL: sandbox image %s (%s) is stored only as the alias %s; the runtime pulls it for new pods", a.SandboxImage, a.Runtime, imageLabel(a.Sandbox))
 	}
 	return fmt.Sprintf("OK: %s pins sandbox image %s", a.Runtime, a.SandboxImage)

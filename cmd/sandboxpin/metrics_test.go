@@ -67,14 +67,29 @@ func TestAuditCollector(t *testing.T) {
 			name: "protected",
 			audit: nodeAudit{
 				Finished: finished, Runtime: "containerd", RuntimeVersion: "v2.2.9", SandboxImage: "registry.k8s.io/pause:3.10.1",
-				Sandbox: pinned, MustPin: 1,
+				Sandbox: pinned, StoredAsConfigured: true, MustPin: 1,
 			},
 			want: map[string]float64{
-				metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 1, metricMustPin: 1,
+				metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 1, metricStoredAs: 1, metricMustPin: 1,
 				metricUnprotected: 0, metricConflicts: 0, metricInfo: 1,
 			},
 			wantCode: exitOK,
 			summary:  "OK: containerd pins sandbox image registry.k8s.io/pause:3.10.1",
+		},
+		{
+			// The alias through a pinning shim: present and pinned, yet
+			// the runtime's lookup of the configured name finds nothing.
+			name: "stored only as an alias",
+			audit: nodeAudit{
+				Finished: finished, Runtime: "containerd", RuntimeVersion: "v2.4.2", SandboxImage: "k8s.gcr.io/pause:3.10.1",
+				Sandbox: pinned, MustPin: 1,
+			},
+			want: map[string]float64{
+				metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 1, metricStoredAs: 0, metricMustPin: 1,
+				metricUnprotected: 0, metricConflicts: 0, metricInfo: 1,
+			},
+			wantCode: exitCheck,
+			summary:  "FAIL: sandbox image k8s.gcr.io/pause:3.10.1 (containerd) is stored only as the alias registry.k8s.io/pause:3.10.1; the runtime pulls it for new pods",
 		},
 		{
 			name: "unprotected",
@@ -83,7 +98,7 @@ func TestAuditCollector(t *testing.T) {
 				Sandbox: &runtimeapi.Image{Id: "sha256:1"}, MustPin: 2, Unprotected: 2, Conflicts: 1,
 			},
 			want: map[string]float64{
-				metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 1, metricMustPin: 2,
+				metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 1, metricStoredAs: 0, metricMustPin: 2,
 				metricUnprotected: 2, metricConflicts: 1, metricInfo: 1,
 			},
 			wantCode: exitCheck,
@@ -92,7 +107,7 @@ func TestAuditCollector(t *testing.T) {
 		{
 			name:     "missing",
 			audit:    nodeAudit{Finished: finished, Runtime: "cri-o", SandboxImage: "registry.k8s.io/pause:3.10"},
-			want:     map[string]float64{metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 0, metricMustPin: 0, metricUnprotected: 0, metricConflicts: 0, metricInfo: 1},
+			want:     map[string]float64{metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 0, metricStoredAs: 0, metricMustPin: 0, metricUnprotected: 0, metricConflicts: 0, metricInfo: 1},
 			wantCode: exitCheck,
 			summary:  "FAIL: sandbox image registry.k8s.io/pause:3.10 (cri-o) is not in the runtime's image store; pre-pull it under that name",
 		},

@@ -25,10 +25,11 @@ const maxMsgSize = 16 << 20
 
 // RPC names used in [Error.RPC].
 const (
-	rpcDial       = "dial"
-	rpcVersion    = "RuntimeService/Version"
-	rpcStatus     = "RuntimeService/Status"
-	rpcListImages = "ImageService/ListImages"
+	rpcDial        = "dial"
+	rpcVersion     = "RuntimeService/Version"
+	rpcStatus      = "RuntimeService/Status"
+	rpcListImages  = "ImageService/ListImages"
+	rpcImageStatus = "ImageService/ImageStatus"
 )
 
 // DefaultEndpoints returns the usual CRI sockets, in the order kubeadm tries
@@ -230,6 +231,18 @@ func (c *Client) Images(ctx context.Context) ([]*runtimeapi.Image, error) {
 		return nil, c.fail(ctx, rpcListImages, err)
 	}
 	return resp.GetImages(), nil
+}
+
+// ImageStatus returns the image the runtime finds under ref by its own
+// lookup (ImageStatus with that exact string, no alias applied), or nil when
+// it finds none. A runtime looks its sandbox image up this way: nil for the
+// configured sandbox image means the runtime pulls it for the next pod.
+func (c *Client) ImageStatus(ctx context.Context, ref string) (*runtimeapi.Image, error) {
+	resp, err := c.images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
+	if err != nil {
+		return nil, c.fail(ctx, rpcImageStatus, err)
+	}
+	return resp.GetImage(), nil
 }
 
 // Query dials endpoint, returns its Info and closes the connection.

@@ -214,23 +214,60 @@ func TestInfoCanceled(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
-func TestImages(t *testing.T) {
-	t.Parallel()
-	c, err := Dial(context.Background(), criservertest.Serve(t, &criservertest.Runtime{
-		Images: []*runtimeapi.Image{{Id: "sha256:0123", RepoTags: []string{"registry.k8s.io/pause:3.10"}}},
-	}))
+// dialTest dials a fake runtime serving r (nil: gRPC without the CRI
+// services), closed when the test ends.
+func dialTest(t *testing.T, r *criservertest.Runtime) *Client {
+	t.Helper()
+	c, err := Dial(context.Background(), criservertest.Serve(t, r))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func TestImages(t *testing.T) {
+	t.Parallel()
+	c := dialTest(t, &criservertest.Runtime{
+		Images: []*runtimeapi.Image{{Id: "sha256:0123", RepoTags: []string{"registry.k8s.io/pause:3.10"}}},
+	})
 	imgs, err := c.Images(context.Background())
 	require.NoError(t, err)
 	require.Len(t, imgs, 1)
 	assert.Equal(t, []string{"registry.k8s.io/pause:3.10"}, imgs[0].GetRepoTags())
 
-	c2, err := Dial(context.Background(), criservertest.Serve(t, nil))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c2.Close() })
+	c2 := dialTest(t, nil)
 	_, err = c2.Images(context.Background())
 	assert.ErrorIs(t, err, ErrNotCRI)
+}
+
+func TestImageStatus(t *testing.T) {
+	t.Parallel()
+	c := dialTest(t, &criservertest.Runtime{
+		Images: []*runtimeapi.Image{{Id: "sha256:0123", RepoTags: []string{"registry.k8s.io/pause:3.10"}}},
+	})
+	tests := []struct {
+		name string
+		ref  string // asked for
+		want string // image ID found, "" for none
+	}{
+		{name: "stored name", ref: "registry.k8s.io/pause:3.10", want: "sha256:0123"},
+		// The runtime's own lookup applies no alias.
+		{name: "alias", ref: "k8s.gcr.io/pause:3.10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			img, err := c.ImageStatus(context.Background(), tt.ref)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, img.GetId(), "ImageStatus(%q)", tt.ref)
+		})
+	}
+
+	c2 := dialTest(t, nil)
+	_, err := c2.ImageStatus(context.Background(), "registry.k8s.io/pause:3.10")
+	var ce *Error
+	require.ErrorAs(t, err, &ce)
+	assert.ErrorIs(t, err, ErrNotCRI)
+	assert.Equal(t, rpcImageStatus, ce.RPC)
 }
 
 func TestDefaultEndpoints(t *testing.T) {

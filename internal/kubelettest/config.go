@@ -40,6 +40,9 @@ func config(dir string, opts Options) string {
 	b.WriteString("authentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: false\n")
 	b.WriteString("authorization:\n  mode: AlwaysAllow\n")
 	fmt.Fprintf(&b, "imageMinimumGCAge: %s\n", minAge)
+	if opts.MaximumGCAge > 0 {
+		fmt.Fprintf(&b, "imageMaximumGCAge: %s\n", opts.MaximumGCAge)
+	}
 	if !opts.NoDiskPressure {
 		// Image GC as the eviction manager runs it under disk pressure:
 		// every GCInterval, freeing every unused, unpinned image older than

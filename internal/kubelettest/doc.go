@@ -14,6 +14,10 @@
 // ([DefaultMinimumGCAge]): an image the runtime does not pin is removed within
 // about two rounds of the kubelet seeing it. That is the deletion sandboxpin
 // exists to prevent; [RemovingImage] matches the kubelet's log line for it.
+// With Options.NoDiskPressure and Options.MaximumGCAge (imageMaximumGCAge,
+// KEP-4210) the kubelet's own periodic GC removes them by age instead, in its
+// round [ImageGCPeriod] (5 min) after the start; [GCRoundDone] matches the
+// end of such a round under [GCRoundVModule].
 //
 // # Isolation
 //

@@ -36,6 +36,7 @@ var exporterMetrics = []string{
 	"sandboxpin_audit_success",
 	"sandboxpin_sandbox_image_info",
 	"sandboxpin_sandbox_image_present",
+	"sandboxpin_sandbox_image_stored_as_configured",
 	"sandboxpin_must_pin_images",
 	"sandboxpin_unprotected_images",
 	"sandboxpin_conflicts",

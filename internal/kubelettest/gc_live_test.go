@@ -74,6 +74,10 @@ type gcRow struct {
 	// GC outcome is known: podRuns, podNoSandbox, podNoSandboxHere, or ""
 	// (no pod).
 	wantPod string
+	// maxAge is the kubelet's imageMaximumGCAge: 0 runs the row under disk
+	// pressure, anything else without, the kubelet's periodic image GC
+	// removing images by age (ageRows).
+	maxAge time.Duration
 }
 
 // What becomes of the static pod.
@@ -137,6 +141,7 @@ type gcResult struct {
 	auditCode   int     // `sandboxpin audit`'s exit code before GC
 	auditFail   string  // its FAIL and FIX lines
 	unprotected float64 // serve's sandboxpin_unprotected_images before GC
+	storedAs    float64 // audit's sandboxpin_sandbox_image_stored_as_configured before GC
 	deleted     bool    // the kubelet removed the pause image
 	after       time.Duration
 	took        time.Duration
@@ -153,21 +158,9 @@ type gcResult struct {
 func TestKubeletGC(t *testing.T) { //nolint:tparallel // the rows run in parallel inside "rows", which must end before the comparisons
 	t.Parallel()
 	kubelettest.Require(t)
-	var mu sync.Mutex
-	results := map[string]*gcResult{}
-	t.Run("rows", func(t *testing.T) {
-		for _, tt := range gcRows {
-			t.Run(tt.name, func(t *testing.T) {
-				t.Parallel()
-				r := runGCRow(t, tt)
-				mu.Lock()
-				results[tt.name] = r
-				mu.Unlock()
-			})
-		}
-	})
+	results := runGCRows(t, gcRows)
 	t.Logf("predicted × observed (imageMinimumGCAge %v, GC every %v under disk pressure):\n%s",
-		kubelettest.DefaultMinimumGCAge, kubelettest.GCInterval, resultTable(results))
+		kubelettest.DefaultMinimumGCAge, kubelettest.GCInterval, resultTable(gcRows, results))
 	for shim, direct := range shimPairs {
 		s, d := results[shim], results[direct]
 		if s == nil || d == nil {
@@ -192,11 +185,30 @@ func TestKubeletGC(t *testing.T) { //nolint:tparallel // the rows run in paralle
 	}
 }
 
-// resultTable formats the rows' results, in gcRows order.
-func resultTable(results map[string]*gcResult) string {
+// runGCRows runs rows in parallel in a subtest "rows", and returns their
+// results by name once all have ended.
+func runGCRows(t *testing.T, rows []gcRow) map[string]*gcResult {
+	var mu sync.Mutex
+	results := map[string]*gcResult{}
+	t.Run("rows", func(t *testing.T) {
+		for _, tt := range rows {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				r := runGCRow(t, tt)
+				mu.Lock()
+				results[tt.name] = r
+				mu.Unlock()
+			})
+		}
+	})
+	return results
+}
+
+// resultTable formats the rows' results, in the order of rows.
+func resultTable(rows []gcRow, results map[string]*gcResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| row | runtime | configured | kubelet talks to | audit (exit) | serve unprotected | kubelet did | static pod | row took |\n|---|---|---|---|---|---|---|---|---|\n")
-	for _, row := range gcRows {
+	fmt.Fprintf(&b, "| row | runtime | configured | kubelet talks to | audit (exit) | serve unprotected | stored as configured | kubelet did | static pod | row took |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, row := range rows {
 		r := results[row.name]
 		if r == nil {
 			continue
@@ -217,8 +229,8 @@ func resultTable(results map[string]*gcResult) string {
 		if row.fix {
 			configured += " → fixed"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s (%d) | %.0f | %s | %s | %v |\n",
-			row.name, r.release, configured, path, predicted, r.auditCode, r.unprotected, did, orDash(shortPod(r.pod, row.configured)), r.took.Round(time.Second))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s (%d) | %.0f | %.0f | %s | %s | %v |\n",
+			row.name, r.release, configured, path, predicted, r.auditCode, r.unprotected, r.storedAs, did, orDash(shortPod(r.pod, row.configured)), r.took.Round(time.Second))
 	}
 	return b.String()
 }
@@ -255,7 +267,11 @@ type node struct {
 // table and the predictions.
 func runGCRow(t *testing.T, tt gcRow) *gcResult {
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), rowTimeout)
+	timeout := rowTimeout
+	if tt.maxAge > 0 {
+		timeout = ageRowTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var n *node
 	switch tt.runtime {
@@ -294,6 +310,7 @@ func runGCRow(t *testing.T, tt gcRow) *gcResult {
 	res.auditFail = failLines(out)
 	require.Contains(t, []int{0, 1}, res.auditCode, "audit:\n%s", out)
 	res.unprotected = serveUnprotected(t, endpoint, n.root)
+	res.storedAs = fleetMetrics(t, tt.name, endpoint, n.root, res.auditCode)
 	t.Logf("%s: predicted before GC: audit exit %d %s; serve sandboxpin_unprotected_images %.0f", tt.name, res.auditCode, res.auditFail, res.unprotected)
 	if tt.version == containerdtest.V1 && tt.runtime == runtimeContainerd && !tt.shim {
 		// No configuration fixes 1.6.20: the advice must say so, and name
@@ -304,20 +321,25 @@ func runGCRow(t *testing.T, tt gcRow) *gcResult {
 	t.Logf("%s: the kubelet's endpoint reports %s pinned=%v", tt.name, storedPause, pinned[storedPause])
 
 	start := time.Now()
-	k := kubelettest.Start(t, kubelettest.Options{RuntimeEndpoint: endpoint})
+	k := kubelettest.Start(t, kubeletOptions(endpoint, tt))
 	t.Logf("%s: kubelet started in %v", tt.name, time.Since(start).Round(time.Millisecond))
 	line, err := k.WaitForLog(ctx, kubelettest.RemovingImage(victimID))
 	require.NoError(t, err, "the kubelet never removed the unpinned %s (%s)", victim, victimID)
 	t.Logf("%s: %s removed %v after the kubelet's start: %s", tt.name, victim, time.Since(start).Round(time.Millisecond), line)
-	rounds := len(k.Lines(kubelettest.GCRound()))
-	_, err = k.WaitForLogCount(ctx, kubelettest.GCRound(), rounds+keptRounds)
-	require.NoError(t, err, "GC rounds after the victim's removal")
+	if tt.maxAge > 0 {
+		waitAgeRound(ctx, t, k, line)
+	} else {
+		rounds := len(k.Lines(kubelettest.GCRound()))
+		_, err = k.WaitForLogCount(ctx, kubelettest.GCRound(), rounds+keptRounds)
+		require.NoError(t, err, "GC rounds after the victim's removal")
+	}
 	if lines := k.Lines(kubelettest.RemovingImage(pauseID)); len(lines) > 0 {
 		res.deleted, res.after = true, logTime(lines[0]).Sub(start)
 		t.Logf("%s: %s DELETED: %s", tt.name, storedPause, lines[0])
 		assert.NotContains(t, pinnedByTag(ctx, t, n.endpoint), storedPause, "the runtime still lists the pause image")
+		assert.Zero(t, fleetMetrics(t, tt.name+afterGC, endpoint, n.root, 1), "stored as configured after the deletion")
 	} else {
-		t.Logf("%s: %s KEPT through %d GC rounds after the victim's removal", tt.name, storedPause, keptRounds)
+		t.Logf("%s: %s KEPT through the GC rounds that removed the victim and followed (%d under disk pressure)", tt.name, storedPause, keptRounds)
 		assert.Contains(t, pinnedByTag(ctx, t, n.endpoint), storedPause, "the runtime lists the pause image")
 	}
 
@@ -333,6 +355,17 @@ func runGCRow(t *testing.T, tt gcRow) *gcResult {
 	assert.Equal(t, tt.wantDeleted, res.deleted, "the kubelet deleted the pause image")
 	assert.Equal(t, res.deleted || podFailed, res.auditCode == 1, "audit predicted (exit %d) %s", res.auditCode, res.auditFail)
 	assert.Equal(t, res.deleted, res.unprotected >= 1, "serve predicted sandboxpin_unprotected_images %.0f", res.unprotected)
+	// The gauge is 0 exactly where a pod cannot start offline although
+	// the pause image was kept.
+	if res.storedAs == 0 {
+		assert.True(t, podFailed, "sandboxpin_sandbox_image_stored_as_configured 0, yet the pod got its sandbox: %s", res.pod)
+	}
+	if podFailed && !res.deleted {
+		assert.Zero(t, res.storedAs, "the pause image was kept and the pod got no sandbox, yet sandboxpin_sandbox_image_stored_as_configured is 1")
+	}
+	if tt.maxAge > 0 {
+		checkAgeRemovals(ctx, t, k, res.deleted)
+	}
 
 	if res.pod == podRuns && tt.runtime == runtimeCRIO {
 		res.pod += "; " + infraPod(ctx, t, k)
@@ -605,15 +638,15 @@ func failLines(out string) string {
 	return strings.Join(keep, " ")
 }
 
-// audit runs `sandboxpin audit` against endpoint with the node root, and
-// returns its exit code and standard output.
-func audit(t *testing.T, endpoint, root string) (int, string) {
+// audit runs `sandboxpin audit` against endpoint with the node root and
+// args, and returns its exit code and standard output.
+func audit(t *testing.T, endpoint, root string, args ...string) (int, string) {
 	t.Helper()
 	bin, err := sandboxpinBinary()
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "audit", "--runtime-endpoint", endpoint, "--root", root)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"audit", "--runtime-endpoint", endpoint, "--root", root}, args...)...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()

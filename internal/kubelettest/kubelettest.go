@@ -59,6 +59,12 @@ type Options struct {
 	// NoDiskPressure leaves evictionHard at the kubelet's default, so that
 	// image GC runs only at the usual thresholds (every 5 min at most).
 	NoDiskPressure bool
+	// MaximumGCAge is imageMaximumGCAge (KEP-4210); 0 leaves it unset (no
+	// age-based GC). See ImageGCPeriod.
+	MaximumGCAge time.Duration
+	// VModule is the kubelet's --vmodule ("" for none), for example
+	// GCRoundVModule.
+	VModule string
 	// StaticPods are written into the staticPodPath before the kubelet
 	// starts: file name → manifest (YAML).
 	StaticPods map[string]string
@@ -225,6 +231,9 @@ func (k *Kubelet) prepare(opts Options) error {
 		"--hostname-override=" + NodeName,
 		"--node-ip=127.0.0.1",
 		fmt.Sprintf("--v=%d", opts.Verbosity),
+	}
+	if opts.VModule != "" {
+		k.Args = append(k.Args, "--vmodule="+opts.VModule)
 	}
 	// No --kubeconfig: the kubelet runs standalone and talks to no API
 	// server.

@@ -35,6 +35,12 @@ func TestConfig(t *testing.T) {
 			name: "no disk pressure, longer minimum age",
 			opts: Options{RuntimeEndpoint: "unix:///s", MinimumGCAge: 90 * time.Second, NoDiskPressure: true},
 			want: []string{"imageMinimumGCAge: 1m30s"},
+			not:  []string{"evictionHard", "imageMaximumGCAge"},
+		},
+		{
+			name: "age-based GC",
+			opts: Options{RuntimeEndpoint: "unix:///s", NoDiskPressure: true, MaximumGCAge: time.Minute},
+			want: []string{"imageMinimumGCAge: 1s", "imageMaximumGCAge: 1m0s"},
 			not:  []string{"evictionHard"},
 		},
 	}
@@ -62,6 +68,12 @@ func TestRemovingImage(t *testing.T) {
 	assert.NotRegexp(t, RemovingImage("sha256:012"), line, "a prefix of the ID")
 	assert.NotRegexp(t, RemovingImage("sha256:0124"), line)
 	assert.Regexp(t, GCRound(), `I1203 17:05:41.100000    4242 image_gc_manager.go:460] "Attempting to delete unused images"`)
+	// The end of a periodic round, as kubelet v1.37.2 logged it in
+	// TestKubeletAgeGC; a failed round's line, written here in the form of
+	// StartGarbageCollection's logger.Error; and one that ends nothing.
+	assert.Regexp(t, GCRoundDone(), `I1204 07:37:00.307090   30784 kubelet.go:1764] "Image garbage collection succeeded"`)
+	assert.Regexp(t, GCRoundDone(), `E1204 07:32:00.100000   30784 kubelet.go:1752] "Image garbage collection failed once. Stats initialization may not have completed yet" err="invalid capacity 0 on image filesystem"`)
+	assert.NotRegexp(t, GCRoundDone(), `I1204 07:37:00.100000   30784 kubelet.go:1764] "Image garbage collection started"`)
 }
 
 func TestLogBufferWait(t *testing.T) {
