@@ -3,6 +3,7 @@ package crishim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -98,7 +99,7 @@ func echo(_ any, ss grpc.ServerStream) error {
 	}
 	ss.SetTrailer(metadata.MD{"x-echo-trailer": md.Get("x-echo")})
 	for {
-		f := new(frame)
+		f := new(rawFrame)
 		if err := ss.RecvMsg(f); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -108,25 +109,52 @@ func echo(_ any, ss grpc.ServerStream) error {
 		if string(f.data) == "fail" {
 			return status.Error(codes.FailedPrecondition, "echo refuses")
 		}
-		if err := ss.SendMsg(&frame{data: append([]byte(method+":"), f.data...)}); err != nil {
+		if err := ss.SendMsg(&rawFrame{data: append([]byte(method+":"), f.data...)}); err != nil {
 			return err
 		}
 	}
 }
 
-// testCodec passes *frame raw and everything else as protobuf, so the fake
-// serves both registered services and the echo.
+// rawFrame is a message as bytes, for tests that send and receive what no
+// cri-api message decodes.
+type rawFrame struct{ data []byte }
+
+// rawCodec moves a *rawFrame's bytes. Its name is empty, as wireCodec's.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	f, ok := v.(*rawFrame)
+	if !ok {
+		return nil, fmt.Errorf("raw codec: cannot marshal %T", v)
+	}
+	return mem.BufferSlice{mem.SliceBuffer(f.data)}, nil
+}
+
+// Unmarshal copies data: gRPC frees it when this returns.
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	f, ok := v.(*rawFrame)
+	if !ok {
+		return fmt.Errorf("raw codec: cannot unmarshal into %T", v)
+	}
+	f.data = data.Materialize()
+	return nil
+}
+
+func (rawCodec) Name() string { return "" }
+
+// testCodec passes *rawFrame raw and everything else as protobuf, so the
+// fake serves both registered services and the echo.
 type testCodec struct{}
 
 func (testCodec) Marshal(v any) (mem.BufferSlice, error) {
-	if _, ok := v.(*frame); ok {
+	if _, ok := v.(*rawFrame); ok {
 		return rawCodec{}.Marshal(v)
 	}
 	return encoding.GetCodecV2("proto").Marshal(v)
 }
 
 func (testCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	if _, ok := v.(*frame); ok {
+	if _, ok := v.(*rawFrame); ok {
 		return rawCodec{}.Unmarshal(data, v)
 	}
 	return encoding.GetCodecV2("proto").Unmarshal(data, v)
@@ -161,36 +189,16 @@ func shortTempDir(tb testing.TB) string {
 }
 
 // startShim serves a shim in front of the socket at runtimePath, pinning
-// what m pins, and returns the shim's socket path.
-func startShim(tb testing.TB, runtimePath string, load loader) (*shim, string) {
-	tb.Helper()
-	return startShimWith(tb, runtimePath, load, func(*shim) {})
-}
-
-// startShimMode is startShim with grpcOnly set as given; it returns the
+// what load returns, until the test ends; it returns the shim and its
 // socket path.
-func startShimMode(tb testing.TB, runtimePath string, load loader, grpcOnly bool) string {
+func startShim(tb testing.TB, runtimePath string, load loader) (*Shim, string) {
 	tb.Helper()
-	_, path := startShimWith(tb, runtimePath, load, func(s *shim) { s.grpcOnly = grpcOnly })
-	return path
-}
-
-// startShimWith is startShim with set called on the shim before it serves.
-func startShimWith(tb testing.TB, runtimePath string, load loader, set func(*shim)) (*shim, string) {
-	tb.Helper()
-	upstream, err := dialRuntime(runtimePath)
-	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = upstream.Close() })
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := newShim(context.Background(), upstream, load, log)
-	require.NoError(tb, err)
-	set(s)
 	path := filepath.Join(shortTempDir(tb), "shim.sock")
-	lis, err := listenUnix(path)
+	s, err := newShim(context.Background(), path, runtimePath, load, newMetrics(), slog.New(slog.DiscardHandler))
 	require.NoError(tb, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = s.serve(ctx, lis) })
+	wg.Go(func() { _ = s.Serve(ctx) })
 	tb.Cleanup(func() {
 		cancel()
 		wg.Wait()

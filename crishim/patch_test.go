@@ -376,3 +376,20 @@ func TestPlanPiecesLarge(t *testing.T) {
 	require.Equal(t, want, got.Materialize())
 	got.Free()
 }
+
+// patchPinned returns b with pinned set on every image m pins that is not
+// pinned yet, and how many images it pinned. When nothing changes it
+// returns b itself. Everything else, unknown fields and field order
+// included, stays byte for byte. single is true for ImageStatusResponse.
+func patchPinned(b []byte, single bool, m *pin.Matcher) ([]byte, int, error) {
+	if m == nil {
+		return b, 0, nil
+	}
+	p := patchers.Get().(*patcher)
+	defer patchers.Put(p)
+	size, err := p.plan(b, single, m, nil)
+	if err != nil || len(p.spans) == 0 {
+		return b, 0, err
+	}
+	return p.apply(make([]byte, size), b), len(p.spans), nil
+}

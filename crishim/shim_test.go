@@ -167,9 +167,9 @@ func TestShimTransparent(t *testing.T) {
 			t.Parallel()
 			call := func(conn *grpc.ClientConn) ([]byte, metadata.MD, metadata.MD) {
 				var hdr, trl metadata.MD
-				out := new(frame)
+				out := new(rawFrame)
 				octx := metadata.AppendToOutgoingContext(ctx, "x-echo", tt.name)
-				err := conn.Invoke(octx, tt.method, &frame{data: tt.req}, out, raw, grpc.Header(&hdr), grpc.Trailer(&trl))
+				err := conn.Invoke(octx, tt.method, &rawFrame{data: tt.req}, out, raw, grpc.Header(&hdr), grpc.Trailer(&trl))
 				require.NoError(t, err, "%s", tt.method)
 				return out.data, hdr.Copy(), trl.Copy()
 			}
@@ -188,13 +188,13 @@ func TestShimTransparent(t *testing.T) {
 		stream, err := viaShim.NewStream(ctx, &proxyDesc, futureMethod, raw)
 		require.NoError(t, err)
 		for _, msg := range []string{"a", "bb", "ccc"} {
-			require.NoError(t, stream.SendMsg(&frame{data: []byte(msg)}))
-			got := new(frame)
+			require.NoError(t, stream.SendMsg(&rawFrame{data: []byte(msg)}))
+			got := new(rawFrame)
 			require.NoError(t, stream.RecvMsg(got))
 			assert.Equal(t, futureMethod+":"+msg, string(got.data))
 		}
-		require.NoError(t, stream.SendMsg(&frame{data: []byte("fail")}))
-		err = stream.RecvMsg(new(frame))
+		require.NoError(t, stream.SendMsg(&rawFrame{data: []byte("fail")}))
+		err = stream.RecvMsg(new(rawFrame))
 		assert.Equal(t, codes.FailedPrecondition, status.Code(err), "status of a failed stream: %v", err)
 	})
 }
@@ -234,7 +234,7 @@ func TestShimReload(t *testing.T) {
 	ctx := testContext(t)
 	for i = range steps { // sequential: each step depends on the one before
 		if i > 0 {
-			err := s.reload(ctx)
+			err := s.Reload(ctx)
 			if steps[i].err != nil {
 				require.ErrorIs(t, err, steps[i].err, steps[i].name)
 			} else {
