@@ -89,6 +89,39 @@ func (f *fakeRuntime) ImageStatus(ctx context.Context, req *runtimeapi.ImageStat
 	return nil, status.Errorf(codes.NotFound, "image %q not found", req.GetImage().GetImage())
 }
 
+// fakeEvents are the events GetContainerEvents sends before it waits for
+// the client to go.
+const fakeEvents = 3
+
+// GetContainerEvents sends fakeEvents events, then waits, as a runtime's
+// event stream does, until the client ends the call.
+func (f *fakeRuntime) GetContainerEvents(_ *runtimeapi.GetEventsRequest, ss grpc.ServerStreamingServer[runtimeapi.ContainerEventResponse]) error {
+	for i := range fakeEvents {
+		if err := ss.Send(&runtimeapi.ContainerEventResponse{ContainerId: fmt.Sprint(i), CreatedAt: int64(i)}); err != nil {
+			return err
+		}
+	}
+	<-ss.Context().Done()
+	return ss.Context().Err()
+}
+
+// streamingURL is where the fake runtime's streaming server would be:
+// Exec, Attach and PortForward answer it with the call's kind and
+// container or sandbox.
+func streamingURL(kind, id string) string { return "http://127.0.0.1:10010/" + kind + "/" + id }
+
+func (f *fakeRuntime) Exec(_ context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	return &runtimeapi.ExecResponse{Url: streamingURL("exec", req.GetContainerId())}, nil
+}
+
+func (f *fakeRuntime) Attach(_ context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	return &runtimeapi.AttachResponse{Url: streamingURL("attach", req.GetContainerId())}, nil
+}
+
+func (f *fakeRuntime) PortForward(_ context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	return &runtimeapi.PortForwardResponse{Url: streamingURL("portforward", req.GetPodSandboxId())}, nil
+}
+
 // echo answers unknown methods: every message comes back prefixed with the
 // method name, with the client's "x-echo" metadata as header and trailer.
 func echo(_ any, ss grpc.ServerStream) error {

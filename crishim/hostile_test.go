@@ -46,8 +46,14 @@ var sandboxImage = &runtimeapi.Image{Id: "sha256:" + strings.Repeat("a", 64), Re
 // hostileImages returns images whose ListImagesResponse is size bytes as the
 // runtime sends it, the sandbox image first; the shim's pin adds 2 bytes.
 func hostileImages(size int) []*runtimeapi.Image {
-	rest := size - criservertest.ListSize([]*runtimeapi.Image{sandboxImage})
-	return append([]*runtimeapi.Image{sandboxImage}, criservertest.ImagesOfSize(rest)...)
+	return imagesOfSize(sandboxImage, size)
+}
+
+// imagesOfSize returns images whose ListImagesResponse is size bytes, first
+// first.
+func imagesOfSize(first *runtimeapi.Image, size int) []*runtimeapi.Image {
+	rest := size - criservertest.ListSize([]*runtimeapi.Image{first})
+	return append([]*runtimeapi.Image{first}, criservertest.ImagesOfSize(rest)...)
 }
 
 // hostileAnswers are the runtimes of the shim tests and the call the first
@@ -73,7 +79,7 @@ var hostileAnswers = []struct {
 	// 121 MiB for the 16 MiB list (7.5 times) against 61 MiB without
 	// -race. An answer over 16 MiB is never held: the shim's gRPC reads
 	// its 5-byte prefix and refuses it; 8 MiB is for buffers. Measured:
-	// 15 MiB Info 45 MiB, the 16 MiB list 61 MiB, answers over 16 MiB 0 to
+	// 15 MiB Info 46 MiB, the 16 MiB list 61 MiB, answers over 16 MiB 0 to
 	// 1 MiB.
 	maxAlloc uint64
 }{
@@ -328,5 +334,60 @@ func TestHostileRuntimeShimStart(t *testing.T) {
 			assert.Contains(t, log.String(), tt.wantLog)
 			assert.Less(t, len(log.String()), 1024, "the log does not quote the runtime's answer")
 		})
+	}
+}
+
+// TestMessageLimits calls a runtime directly and through the shim with
+// answers and a request near the limits, as the kubelet does (its client
+// takes answers up to 16 MiB and sends requests of any size), and checks
+// that the shim answers as the runtime does, with one difference: an
+// answer that fits only without the pin the shim adds fails with
+// ResourceExhausted rather than arrive with the sandbox image unpinned.
+// The runtime takes requests up to gRPC's default 4 MiB.
+func TestMessageLimits(t *testing.T) {
+	t.Parallel()
+	pinned := proto.Clone(sandboxImage).(*runtimeapi.Image) //nolint:forcetypeassert // a clone has the type of its original
+	pinned.Pinned = true
+	tests := []struct {
+		name      string
+		images    []*runtimeapi.Image // ListImages
+		request   int                 // bytes of the request's Auth, 0 for ListImages
+		direct    codes.Code          // what the client gets directly
+		shim      codes.Code          // and through the shim
+		sameError bool                // the shim's error is the client's own, word for word
+	}{
+		{name: "answer 64 bytes under 16 MiB", images: hostileImages(maxMsgSize - 64), direct: codes.OK, shim: codes.OK},
+		{name: "answer of 16 MiB, the pin makes it 16 MiB + 2", images: hostileImages(maxMsgSize), direct: codes.OK, shim: codes.ResourceExhausted},
+		{name: "answer of 16 MiB, pinned by the runtime", images: imagesOfSize(pinned, maxMsgSize), direct: codes.OK, shim: codes.OK},
+		{name: "answer of 16 MiB + 1", images: hostileImages(maxMsgSize + 1), direct: codes.ResourceExhausted, shim: codes.ResourceExhausted, sameError: true},
+		{name: "request over the runtime's 4 MiB", images: hostileImages(1 << 10), request: 5 << 20, direct: codes.ResourceExhausted, shim: codes.ResourceExhausted, sameError: true},
+	}
+	m, err := pin.Compile([]string{hostileSandbox})
+	require.NoError(t, err)
+	for _, tt := range tests { // sequential: each holds tens of MiB
+		runtimePath := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Images: tt.images})
+		_, shimPath := startShim(t, runtimePath, fixed(m))
+		call := func(path string) (*runtimeapi.ListImagesResponse, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+			defer cancel()
+			c := runtimeapi.NewImageServiceClient(dial(t, path))
+			if tt.request > 0 {
+				_, err := c.PullImage(ctx, &runtimeapi.PullImageRequest{Auth: &runtimeapi.AuthConfig{Auth: strings.Repeat("a", tt.request)}})
+				return nil, err
+			}
+			return c.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+		}
+		direct, derr := call(runtimePath)
+		assert.Equal(t, tt.direct, status.Code(derr), "%s: directly: %v", tt.name, derr)
+		shim, serr := call(shimPath)
+		assert.Equal(t, tt.shim, status.Code(serr), "%s: through the shim: %v", tt.name, serr)
+		if tt.sameError {
+			assert.Equal(t, status.Convert(derr).Message(), status.Convert(serr).Message(), tt.name)
+		}
+		if serr == nil && derr == nil {
+			require.Len(t, shim.GetImages(), len(direct.GetImages()), tt.name)
+			assert.True(t, shim.GetImages()[0].GetPinned(), "%s: the sandbox image through the shim", tt.name)
+		}
+		t.Logf("%s: directly %v, through the shim %v", tt.name, derr, serr)
 	}
 }

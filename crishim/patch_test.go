@@ -1,7 +1,10 @@
 package crishim
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -314,6 +317,55 @@ func TestPatchPinnedAllocs(t *testing.T) { //nolint:paralleltest // AllocsPerRun
 	}
 }
 
+// grpcBuffers returns b cut as gRPC hands a received message over: in
+// buffers of 16 KiB, one per HTTP/2 DATA frame.
+func grpcBuffers(b []byte) mem.BufferSlice {
+	var bufs mem.BufferSlice
+	for off := 0; off < len(b); off += 16 << 10 {
+		bufs = append(bufs, mem.Copy(b[off:min(off+16<<10, len(b))], mem.DefaultBufferPool()))
+	}
+	return bufs
+}
+
+// TestRewriteAllocs measures what the shim allocates to pin the pause
+// image in a ListImages answer of 1,000 and of 10,000 images, as gRPC
+// hands it over: the same number of allocations for both, and bytes that
+// grow with the answer's buffers only (a slice entry per 16 KiB), not with
+// its images.
+func TestRewriteAllocs(t *testing.T) { //nolint:paralleltest // measures the process's allocations
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under -race")
+	}
+	s := &Shim{log: slog.New(slog.DiscardHandler)}
+	s.store(testMatcher(t))
+	const rounds = 50
+	var allocs []uint64
+	for _, n := range []int{1000, 10000} {
+		b, err := proto.Marshal(&runtimeapi.ListImagesResponse{Images: benchImages(n)})
+		require.NoError(t, err)
+		frames := make([]*frame, rounds+1)
+		for i := range frames {
+			frames[i] = &frame{bufs: grpcBuffers(b)}
+		}
+		s.rewrite(context.Background(), methodListImages, frames[rounds]) // warm the pool
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for _, f := range frames[:rounds] {
+			s.rewrite(context.Background(), methodListImages, f)
+		}
+		runtime.ReadMemStats(&after)
+		count, bytes := (after.Mallocs-before.Mallocs)/rounds, (after.TotalAlloc-before.TotalAlloc)/rounds
+		t.Logf("%d images, %d bytes in %d buffers: %d allocations, %d bytes per answer", n, len(b), len(frames[0].bufs), count, bytes)
+		assert.LessOrEqual(t, bytes, uint64(len(b)/256), "%d images: bytes allocated, against the answer's %d", n, len(b))
+		allocs = append(allocs, count)
+		for _, f := range frames {
+			f.bufs.Free()
+		}
+	}
+	assert.InDelta(t, allocs[0], allocs[1], 1, "allocations for 1,000 and for 10,000 images")
+}
+
 func BenchmarkPatchPinned(b *testing.B) {
 	m := testMatcher(b)
 	for _, n := range []int{1000, 10000} {
@@ -365,10 +417,7 @@ func TestPlanPiecesLarge(t *testing.T) {
 	want, n, err := patchPinned(b, false, m)
 	require.NoError(t, err)
 	require.Equal(t, (len(imgs)+96)/97, n, "every 97th image, the pause image (0) among them")
-	var bufs mem.BufferSlice
-	for off := 0; off < len(b); off += 16 << 10 {
-		bufs = append(bufs, mem.Copy(b[off:min(off+16<<10, len(b))], mem.DefaultBufferPool()))
-	}
+	bufs := grpcBuffers(b)
 	p := new(patcher)
 	require.True(t, p.planPieces(bufs, m, nil))
 	require.Len(t, p.spans, n)

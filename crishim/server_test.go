@@ -173,3 +173,57 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "")
 }
+
+// TestShutdown stops a shim with no call open, which returns at once, and
+// one with a GetContainerEvents stream open, which gives the stream
+// shutdownGrace and then cuts it off.
+func TestShutdown(t *testing.T) {
+	t.Parallel()
+	runtimePath := startFake(t, newFake())
+	for _, tt := range []struct {
+		name     string
+		stream   bool          // a GetContainerEvents stream is open
+		min, max time.Duration // how long Serve takes to return once its context ends
+	}{
+		{name: "no call open", max: time.Second},
+		{name: "an event stream open", stream: true, min: shutdownGrace, max: shutdownGrace + 2*time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(shortTempDir(t), "shim.sock")
+			s, err := newShim(context.Background(), path, runtimePath, fixed(testMatcher(t)), newMetrics(), slog.New(slog.DiscardHandler))
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- s.Serve(ctx) }()
+			conn := dial(t, path)
+			_, err = runtimeapi.NewImageServiceClient(conn).ListImages(testContext(t), &runtimeapi.ListImagesRequest{})
+			require.NoError(t, err)
+			var events grpc.ServerStreamingClient[runtimeapi.ContainerEventResponse]
+			if tt.stream {
+				events, err = runtimeapi.NewRuntimeServiceClient(conn).GetContainerEvents(testContext(t), &runtimeapi.GetEventsRequest{})
+				require.NoError(t, err)
+				_, err = events.Recv()
+				require.NoError(t, err)
+			}
+
+			start := time.Now()
+			cancel()
+			select {
+			case err := <-served:
+				require.NoError(t, err)
+			case <-time.After(2 * shutdownGrace):
+				t.Fatal("Serve did not return")
+			}
+			took := time.Since(start)
+			assert.GreaterOrEqual(t, took, tt.min, "shutdown")
+			assert.Less(t, took, tt.max, "shutdown")
+			if events != nil {
+				for err == nil {
+					_, err = events.Recv()
+				}
+				assert.Equal(t, codes.Unavailable, status.Code(err), "the cut-off stream: %v", err)
+			}
+		})
+	}
+}

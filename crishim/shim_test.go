@@ -199,6 +199,37 @@ func TestShimTransparent(t *testing.T) {
 	})
 }
 
+// TestShimStreaming checks the calls of the kubelet's streaming: Exec,
+// Attach and PortForward answer the runtime's own streaming URL, which the
+// kubelet then connects to (the shim is not on that path); and the events
+// of GetContainerEvents, a stream that does not end, arrive as the runtime
+// sends them.
+func TestShimStreaming(t *testing.T) {
+	t.Parallel()
+	runtimePath := startFake(t, newFake())
+	_, shimPath := startShim(t, runtimePath, fixed(testMatcher(t)))
+	rt := runtimeapi.NewRuntimeServiceClient(dial(t, shimPath))
+	ctx := testContext(t)
+
+	exec, err := rt.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: "c1", Cmd: []string{"sh"}, Stdout: true})
+	require.NoError(t, err)
+	assert.Equal(t, streamingURL("exec", "c1"), exec.GetUrl(), "Exec")
+	attach, err := rt.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: "c2", Stdout: true})
+	require.NoError(t, err)
+	assert.Equal(t, streamingURL("attach", "c2"), attach.GetUrl(), "Attach")
+	pf, err := rt.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: "s1", Port: []int32{80}})
+	require.NoError(t, err)
+	assert.Equal(t, streamingURL("portforward", "s1"), pf.GetUrl(), "PortForward")
+
+	events, err := rt.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+	require.NoError(t, err)
+	for i := range fakeEvents { // the runtime still holds the stream open
+		ev, err := events.Recv()
+		require.NoError(t, err, "event %d", i)
+		assert.Equal(t, fmt.Sprint(i), ev.GetContainerId())
+	}
+}
+
 func mustMarshal(t *testing.T, m proto.Message) []byte {
 	t.Helper()
 	b, err := proto.Marshal(m)
