@@ -2,7 +2,6 @@ package crishim
 
 import (
 	"net/http"
-	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -88,7 +87,7 @@ func newMetrics() *metrics {
 		reg: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: metricCalls,
-			Help: "CRI calls relayed to the runtime, by method (\"other\" for methods this build does not know) and gRPC status code.",
+			Help: "CRI calls forwarded to the runtime, by method (\"other\" for methods this build does not know) and gRPC status code.",
 		}, []string{"method", "code"}),
 		callCache: make([]sync.Map, len(methodNames())),
 		pinned: prometheus.NewCounter(prometheus.CounterOpts{
@@ -176,14 +175,4 @@ func (m *metrics) reconnect() {
 		return
 	}
 	m.reconnects.Inc()
-}
-
-// parseStatus returns the gRPC status code of a grpc-status header value;
-// a value that is not a code is Unknown (as grpc-go reads it).
-func parseStatus(v string) codes.Code {
-	n, err := strconv.ParseUint(v, 10, 32)
-	if err != nil || n > maxCode {
-		return codes.Unknown
-	}
-	return codes.Code(n)
 }
