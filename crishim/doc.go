@@ -45,16 +45,17 @@
 //
 // The shim is a gRPC proxy: it takes each call as a gRPC server that
 // knows no service (every method reaches one handler), makes the same call
-// to the runtime, and passes the messages both ways as undecoded bytes,
-// headers and trailers included; a status from the runtime is passed on as
-// it is. In an image answer it walks the encoded images and appends
-// "pinned: true" (field 8) to those the rules pin, splicing the few bytes
-// in without copying the answer; it decodes nothing else. An answer it
-// cannot read passes unchanged (and is logged). Streaming calls
-// (StreamImages, GetContainerEvents) stream through, message by message.
-// Exec, Attach and PortForward answer the runtime's own streaming URL,
-// unchanged: the kubelet then connects to the runtime's streaming server,
-// not through the shim.
+// to the runtime over one connection that all its clients share, and
+// passes the messages both ways as undecoded bytes, headers and trailers
+// included; a status from the runtime is passed on as it is. In an image
+// answer it walks the encoded images and appends "pinned: true" (field 8)
+// to those the rules pin, splicing the few bytes in without copying the
+// answer; it decodes nothing else. An answer it cannot read passes
+// unchanged (and is logged). Streaming calls (StreamImages,
+// GetContainerEvents) stream through, message by message. Exec, Attach
+// and PortForward answer the runtime's own streaming URL, unchanged: the
+// kubelet then connects to the runtime's streaming server, not through
+// the shim.
 //
 // [Shim.Reload] resolves the node again and swaps in the new rules; when
 // that fails (a config file became malformed, the runtime is down) the old

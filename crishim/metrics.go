@@ -7,9 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // Metric names, under the sandboxpin_shim_ prefix.
@@ -41,14 +39,7 @@ const maxCode = 16
 // methodIndex numbers the CRI methods of cri-api, 1 on; 0 is otherMethod.
 var methodIndex = sync.OnceValue(func() map[string]int {
 	idx := map[string]int{}
-	for _, d := range []grpc.ServiceDesc{runtimeapi.RuntimeService_ServiceDesc, runtimeapi.ImageService_ServiceDesc} {
-		for _, m := range d.Methods {
-			idx["/"+d.ServiceName+"/"+m.MethodName] = len(idx) + 1
-		}
-		for _, s := range d.Streams {
-			idx["/"+d.ServiceName+"/"+s.StreamName] = len(idx) + 1
-		}
-	}
+	criMethods(func(path string, _ bool) { idx[path] = len(idx) + 1 })
 	return idx
 })
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -117,9 +118,9 @@ func dialRuntime(path string) (*grpc.ClientConn, error) {
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(wireCodec{}), grpc.MaxCallRecvMsgSize(maxMsgSize)),
-		// The shim holds its connection to the runtime for good, as the
-		// kubelet does: gRPC's idle timeout (30 minutes without a call)
-		// would close it and count a reconnect at the next call.
+		// The shim holds its connection to the runtime for good: gRPC's
+		// idle timeout (30 minutes without a call) would close it, and
+		// count a reconnect at the next call.
 		grpc.WithIdleTimeout(0),
 		// Reconnect soon after a runtime restart: gRPC's default backoff
 		// grows to 2 minutes, during which every call would fail.
@@ -238,34 +239,21 @@ func (s *Shim) proxy(_ any, down grpc.ServerStream) (err error) {
 			return errNotReady
 		}
 	}
-	ctx, cancel := context.WithCancel(down.Context())
-	defer cancel()
+	// The call's context ends when the call does (gRPC cancels it), or
+	// when the client goes: so does the call to the runtime.
+	ctx := down.Context()
 	md, _ := metadata.FromIncomingContext(ctx)
-	ctx = metadata.NewOutgoingContext(ctx, forwardable(md))
-	up, err := s.upstream.NewStream(ctx, &proxyDesc, method)
+	up, err := s.upstream.NewStream(metadata.NewOutgoingContext(ctx, forwardable(md)), &proxyDesc, method)
 	if err != nil {
 		return err // the runtime's status, unchanged
 	}
-
-	// Client to runtime. This goroutine may outlive the handler when the
-	// runtime ends the call first; the cancelled ctx then ends both streams.
-	go func() {
-		for {
-			f := new(frame)
-			if err := down.RecvMsg(f); err != nil {
-				if errors.Is(err, io.EOF) {
-					_ = up.CloseSend()
-				} else {
-					cancel()
-				}
-				return
-			}
-			if err := up.SendMsg(f); err != nil {
-				// The call's status comes from up.RecvMsg below.
-				return
-			}
-		}
-	}()
+	if oneRequest()[method] {
+		forwardRequests(down, up, true)
+	} else {
+		// This goroutine may outlive the handler when the runtime ends
+		// the call first; the call's context then ends both streams.
+		go forwardRequests(down, up, false)
+	}
 
 	// Runtime to client. The runtime's header goes out with the first
 	// message or the status, in one write, as the runtime sent it:
@@ -288,6 +276,53 @@ func (s *Shim) proxy(_ any, down grpc.ServerStream) (err error) {
 		s.rewrite(down.Context(), method, f)
 		if err := down.SendMsg(f); err != nil {
 			return err
+		}
+	}
+}
+
+// oneRequest holds the methods of cri-api whose client sends one message,
+// the unary and server-streaming ones (every method of CRI v1): their
+// request is forwarded before the answer is read, without a goroutine of
+// its own.
+var oneRequest = sync.OnceValue(func() map[string]bool {
+	one := map[string]bool{}
+	criMethods(func(path string, oneRequest bool) { one[path] = oneRequest })
+	return one
+})
+
+// criMethods calls f with the path of every method of cri-api's
+// RuntimeService and ImageService, and whether its client sends one
+// message.
+func criMethods(f func(path string, oneRequest bool)) {
+	for _, d := range []grpc.ServiceDesc{runtimeapi.RuntimeService_ServiceDesc, runtimeapi.ImageService_ServiceDesc} {
+		for _, m := range d.Methods {
+			f("/"+d.ServiceName+"/"+m.MethodName, true)
+		}
+		for _, st := range d.Streams {
+			f("/"+d.ServiceName+"/"+st.StreamName, !st.ClientStreams)
+		}
+	}
+}
+
+// forwardRequests copies the client's messages to the runtime: all of
+// them, until the client half-closes, or only the first when one is true.
+// A client that goes ends the call's context, and so the runtime's call;
+// a runtime that fails the call says why in its status.
+func forwardRequests(down grpc.ServerStream, up grpc.ClientStream, one bool) {
+	for {
+		f := new(frame)
+		if err := down.RecvMsg(f); err != nil {
+			if errors.Is(err, io.EOF) {
+				_ = up.CloseSend()
+			}
+			return
+		}
+		if up.SendMsg(f) != nil {
+			return
+		}
+		if one {
+			_ = up.CloseSend()
+			return
 		}
 	}
 }
