@@ -279,8 +279,8 @@ func TestShimReload(t *testing.T) {
 }
 
 // benchImages returns n canonical images with a tag and a repo digest each;
-// the first is the pause image, unpinned, so the shim re-encodes every
-// answer (its worst case).
+// the first is the pause image, unpinned, so the shim patches every answer
+// (its worst case).
 func benchImages(n int) []*runtimeapi.Image {
 	imgs := make([]*runtimeapi.Image, n)
 	for i := range imgs {
@@ -298,39 +298,4 @@ func benchImages(n int) []*runtimeapi.Image {
 		}
 	}
 	return imgs
-}
-
-// BenchmarkListImages measures ListImages of 1,000 images straight from an
-// in-process runtime and through the shim (which decodes, pins the pause
-// image and re-encodes); the difference is the latency the shim adds. The
-// last case is a shim with nothing to pin, which decodes and forwards the
-// runtime's bytes.
-func BenchmarkListImages(b *testing.B) {
-	runtimePath := startFake(b, &fakeRuntime{images: benchImages(1000)})
-	_, shimPath := startShim(b, runtimePath, fixed(testMatcher(b)))
-	_, idlePath := startShim(b, runtimePath, fixed(nil))
-	ctx := testContext(b)
-	for _, bc := range []struct {
-		name       string
-		path       string // socket called
-		wantPinned bool   // the pause image's Pinned in the answer
-	}{
-		{name: "direct", path: runtimePath, wantPinned: false},
-		{name: "shim", path: shimPath, wantPinned: true},
-		{name: "shim-nothing-to-pin", path: idlePath, wantPinned: false}, // decodes, passes the bytes on
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			client := runtimeapi.NewImageServiceClient(dial(b, bc.path))
-			b.ReportAllocs()
-			for b.Loop() {
-				resp, err := client.ListImages(ctx, &runtimeapi.ListImagesRequest{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(resp.GetImages()) != 1000 || resp.GetImages()[0].GetPinned() != bc.wantPinned {
-					b.Fatalf("ListImages: %d images, pause pinned %v", len(resp.GetImages()), resp.GetImages()[0].GetPinned())
-				}
-			}
-		})
-	}
 }
