@@ -116,8 +116,8 @@
 //
 // Measured in one run against an in-process fake runtime, on a 2-CPU
 // machine shared with other builds (load average 28 to 46): TestHopTable,
-// medians of 60 alternating calls, each after a garbage collection;
-// TestRewriteAllocs; TestPLEGCost. The floor is a bare one-hop gRPC proxy
+// medians of 60 alternating calls, each after a garbage collection, and
+// TestPLEGCost. The floor is a bare one-hop gRPC proxy
 // (startFloor in hop_test.go), the least any proxy costs.
 //
 //   - ListImages through the shim, which pins the pause image in every
@@ -127,9 +127,10 @@
 //   - ImageStatus: 592 µs through the shim, 544 µs through the floor,
 //     398 µs direct (the floor plus 12 % of direct); 824, 919 and 425 µs
 //     in front of 10,000 images;
-//   - pinning an answer costs 6 allocations at 1,000 and at 10,000
-//     images, 602 and 3,267 bytes: a slice entry per 16 KiB buffer of the
-//     answer, which the shim passes on without copying;
+//   - pinning an answer costs 4 allocations at 1,000 and at 10,000
+//     images, 434 and 3,155 bytes (TestRewriteAllocs, the least of five
+//     trials): a slice entry per 16 KiB buffer of the answer, which the
+//     shim passes on without copying;
 //   - the kubelet's steady pattern (PLEG relist of 30 pods every second,
 //     ListImages of 1,000 images every 30 s) costs 4.7 ms more CPU per
 //     minute through the shim (median of 15 paired minutes: 18.8 ms

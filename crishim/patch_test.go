@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"strconv"
 	"testing"
@@ -331,39 +332,44 @@ func grpcBuffers(b []byte) mem.BufferSlice {
 // image in a ListImages answer of 1,000 and of 10,000 images, as gRPC
 // hands it over: the same number of allocations for both, and bytes that
 // grow with the answer's buffers only (a slice entry per 16 KiB), not with
-// its images.
+// its images. It keeps the least of five trials: goroutines that earlier
+// tests left to wind down allocate too.
 func TestRewriteAllocs(t *testing.T) { //nolint:paralleltest // measures the process's allocations
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under -race")
 	}
 	s := &Shim{log: slog.New(slog.DiscardHandler)}
 	s.store(testMatcher(t))
-	const rounds = 50
+	const rounds = 20
 	var allocs []uint64
 	for _, n := range []int{1000, 10000} {
 		b, err := proto.Marshal(&runtimeapi.ListImagesResponse{Images: benchImages(n)})
 		require.NoError(t, err)
-		frames := make([]*frame, rounds+1)
-		for i := range frames {
-			frames[i] = &frame{bufs: grpcBuffers(b)}
+		count, bytes := uint64(math.MaxUint64), uint64(math.MaxUint64)
+		for range 5 {
+			frames := make([]*frame, rounds+1)
+			for i := range frames {
+				frames[i] = &frame{bufs: grpcBuffers(b)}
+			}
+			s.rewrite(context.Background(), methodListImages, frames[rounds]) // warm the pool
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for _, f := range frames[:rounds] {
+				s.rewrite(context.Background(), methodListImages, f)
+			}
+			runtime.ReadMemStats(&after)
+			count = min(count, (after.Mallocs-before.Mallocs)/rounds)
+			bytes = min(bytes, (after.TotalAlloc-before.TotalAlloc)/rounds)
+			for _, f := range frames {
+				f.bufs.Free()
+			}
 		}
-		s.rewrite(context.Background(), methodListImages, frames[rounds]) // warm the pool
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for _, f := range frames[:rounds] {
-			s.rewrite(context.Background(), methodListImages, f)
-		}
-		runtime.ReadMemStats(&after)
-		count, bytes := (after.Mallocs-before.Mallocs)/rounds, (after.TotalAlloc-before.TotalAlloc)/rounds
-		t.Logf("%d images, %d bytes in %d buffers: %d allocations, %d bytes per answer", n, len(b), len(frames[0].bufs), count, bytes)
+		t.Logf("%d images, %d bytes in %d buffers: %d allocations, %d bytes per answer", n, len(b), (len(b)+16<<10-1)/(16<<10), count, bytes)
 		assert.LessOrEqual(t, bytes, uint64(len(b)/256), "%d images: bytes allocated, against the answer's %d", n, len(b))
 		allocs = append(allocs, count)
-		for _, f := range frames {
-			f.bufs.Free()
-		}
 	}
-	assert.InDelta(t, allocs[0], allocs[1], 1, "allocations for 1,000 and for 10,000 images")
+	assert.Equal(t, allocs[0], allocs[1], "allocations for 1,000 and for 10,000 images")
 }
 
 func BenchmarkPatchPinned(b *testing.B) {
