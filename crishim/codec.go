@@ -7,51 +7,25 @@ import (
 	"google.golang.org/grpc/mem"
 )
 
-// frame is one gRPC message as bytes on the wire, passed through undecoded:
-// in data (rawCodec), or in gRPC's buffers (wireCodec).
+// frame is one gRPC message as bytes on the wire, passed through undecoded
+// in gRPC's own buffers.
 type frame struct {
-	data []byte
 	bufs mem.BufferSlice
 }
 
-// rawCodec moves frames without decoding them, so that the shim forwards
+// wireCodec moves frames without decoding them, so that the shim forwards
 // messages of any method, known to this cri-api version or not, unchanged.
-// Its name is empty so that the runtime sees the content type the kubelet and
-// crictl send, plain "application/grpc": grpc-go (v1.79.3, rpc_util.go
+// A frame keeps gRPC's receive buffers by reference (no copy) and hands
+// them back to gRPC on send, which frees them into the buffer pool once
+// written: a message crosses the shim without being copied unless the
+// shim patches it.
+//
+// Its name is empty so that the runtime sees the content type the kubelet
+// and crictl send, plain "application/grpc": grpc-go (v1.79.3, rpc_util.go
 // setCallInfoCodec) derives a call's content subtype from a forced CodecV2's
 // Name(), and internal/grpcutil.ContentType adds "+name" only when it is not
 // empty. A name "proto" made the shim send "application/grpc+proto", and
 // CRI-O's listener resets such connections.
-type rawCodec struct{}
-
-var _ encoding.CodecV2 = rawCodec{}
-
-// Marshal returns the bytes of a *frame.
-func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
-	f, ok := v.(*frame)
-	if !ok {
-		return nil, fmt.Errorf("raw codec: cannot marshal %T", v)
-	}
-	return mem.BufferSlice{mem.SliceBuffer(f.data)}, nil
-}
-
-// Unmarshal copies data into a *frame: gRPC frees data when this returns.
-func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	f, ok := v.(*frame)
-	if !ok {
-		return fmt.Errorf("raw codec: cannot unmarshal into %T", v)
-	}
-	f.data = data.Materialize()
-	return nil
-}
-
-// Name returns "", so that calls carry no content subtype (see rawCodec).
-func (rawCodec) Name() string { return "" }
-
-// wireCodec is the shim's codec: like rawCodec, but a frame keeps gRPC's
-// receive buffers by reference (no copy) and hands them back to gRPC on
-// send, which frees them into the buffer pool once written. A message thus
-// crosses the shim without being copied unless the shim patches it.
 type wireCodec struct{}
 
 var _ encoding.CodecV2 = wireCodec{}
@@ -61,9 +35,6 @@ func (wireCodec) Marshal(v any) (mem.BufferSlice, error) {
 	f, ok := v.(*frame)
 	if !ok {
 		return nil, fmt.Errorf("wire codec: cannot marshal %T", v)
-	}
-	if f.bufs == nil {
-		return mem.BufferSlice{mem.SliceBuffer(f.data)}, nil
 	}
 	bufs := f.bufs
 	f.bufs = nil // sent: the frame no longer owns them
@@ -81,5 +52,5 @@ func (wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-// Name returns "", as rawCodec does.
+// Name returns "", so that calls carry no content subtype.
 func (wireCodec) Name() string { return "" }

@@ -25,10 +25,10 @@ func (r *recorder) handle(_ any, ss grpc.ServerStream) error {
 	r.mu.Lock()
 	r.seen = append(r.seen, md.Get("content-type"))
 	r.mu.Unlock()
-	if err := ss.RecvMsg(new(frame)); err != nil {
+	if err := ss.RecvMsg(new(rawFrame)); err != nil {
 		return err
 	}
-	return ss.SendMsg(&frame{})
+	return ss.SendMsg(&rawFrame{})
 }
 
 func (r *recorder) last() []string {
@@ -74,7 +74,7 @@ func TestUpstreamContentType(t *testing.T) {
 			return err
 		}},
 		{name: "unknown method, raw client", call: func(conn *grpc.ClientConn) error {
-			return conn.Invoke(ctx, futureMethod, &frame{data: []byte("x")}, new(frame), grpc.ForceCodecV2(rawCodec{}))
+			return conn.Invoke(ctx, futureMethod, &rawFrame{data: []byte("x")}, new(rawFrame), grpc.ForceCodecV2(rawCodec{}))
 		}},
 	}
 	conn := dial(t, shimPath)

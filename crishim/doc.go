@@ -27,7 +27,8 @@
 //     under exactly that name (`sandboxpin audit` says whether it is).
 //   - Run this package (`sandboxpin shim`) on a node the runtime's
 //     configuration cannot fix: it forwards every call undecoded, any
-//     method of any cri-api version, and costs little (TestHopTable prints the figures).
+//     method of any cri-api version, and costs little (TestHopTable
+//     prints the figures).
 //   - Write an interceptor (examples/crishim: [cri.MarkPinned] over a
 //     [pin.Matcher]) when your own server already decodes CRI calls.
 //
@@ -42,43 +43,69 @@
 // runtime set itself. On CRI-O it adds the resolved sandbox image as a
 // Strict, alias-aware rule (CRI-O pins it only under its exact name).
 //
-// Once it has rules, the shim relays each connection from a client to a
-// connection of its own to the runtime, HTTP/2 frame by frame: it holds
-// back only the answers it may change, one message at a time, and reads
-// the images in them as they arrive. [Options.GRPCProxy] ends each call
-// at the shim and makes it again to the runtime instead: slower, and kept
-// for a client the relay cannot serve.
+// The shim is a gRPC proxy: it takes each call as a gRPC server that
+// knows no service (every method reaches one handler), makes the same call
+// to the runtime over one connection that all its clients share, and
+// passes the messages both ways as undecoded bytes, headers and trailers
+// included; a status from the runtime is passed on as it is. In an image
+// answer it walks the encoded images and appends "pinned: true" (field 8)
+// to those the rules pin, splicing the few bytes in without copying the
+// answer; it decodes nothing else. An answer it cannot read passes
+// unchanged (and is logged). Streaming calls (StreamImages,
+// GetContainerEvents) stream through, message by message. Exec, Attach
+// and PortForward answer the runtime's own streaming URL, unchanged: the
+// kubelet then connects to the runtime's streaming server, not through
+// the shim.
 //
 // [Shim.Reload] resolves the node again and swaps in the new rules; when
 // that fails (a config file became malformed, the runtime is down) the old
 // rules stay and the error says why.
 //
-// The runtime may come and go. When it stops, the shim closes the
-// connections it relayed to it, as the runtime's own socket would, and
-// calls fail with Unavailable until the client reconnects after the
-// runtime's return. When its socket does not exist yet at [New], the shim
-// serves anyway (so the kubelet finds the shim's socket) and retries every
-// second: until the rules load, ListImages, ImageStatus and StreamImages
-// fail with Unavailable rather than answer with the pause image unpinned
-// (which could let the kubelet's image GC delete it), and other calls are
-// forwarded. A node configuration that does not resolve is an error of
-// [New].
+// The runtime may come and go. While it is away, calls fail with
+// Unavailable, as on the runtime's own socket; the shim reconnects within
+// a second of its return (gRPC backoff capped at 1 s), and the kubelet's
+// connection to the shim stays up. When its socket does not exist yet at
+// [New], the shim serves anyway (so the kubelet finds the shim's socket)
+// and retries every second: until the rules load, ListImages, ImageStatus
+// and StreamImages fail with Unavailable rather than answer with the pause
+// image unpinned (which could let the kubelet's image GC delete it), and
+// other calls are forwarded. A node configuration that does not resolve is
+// an error of [New].
+//
+// # Message size
+//
+// The kubelet takes answers of up to 16 MiB (k8s.io/cri-client v0.37.2
+// pkg/utils.go maxMsgSize) and sends requests of any size; containerd
+// (v2.4.2 defaults) and cri-dockerd (v0.4.4) take and send 16 MiB, CRI-O
+// 80 MiB (v1.36.3 pkg/config). The shim takes answers of up to 16 MiB from
+// the runtime and requests of up to 80 MiB from its clients, and sends what
+// it took without a limit of its own. So the kubelet sees what it sees
+// directly (TestMessageLimits): an answer of 16 MiB or less arrives; a
+// larger one fails with ResourceExhausted, "grpc: received message larger
+// than max (N vs. 16777216)", word for word; a request the runtime refuses
+// fails with the runtime's own error. One difference is deliberate: the pin
+// adds 2 bytes per image it pins (3 when a length prefix grows), and an
+// answer that fits the 16 MiB only without them fails with
+// ResourceExhausted through the shim, where directly it arrives with the
+// pause image unpinned. The kubelet's image GC then removes nothing, since
+// it could not list (kubernetes v1.37.2 pkg/kubelet/images/
+// image_gc_manager.go: GarbageCollect returns ListImages' error first), and
+// tries again at its next round.
 //
 // # Metrics
 //
 // With [Options.MetricsListen], [Shim.Serve] serves Prometheus metrics on
 // /metrics and GET /healthz (200 once the shim has rules, 503 before):
 //
-//   - sandboxpin_shim_calls_total{method,code}: calls relayed, by CRI
-//     method ("other" for a method this build does not know) and gRPC
-//     status code read from the runtime's trailers (Canceled or Internal
-//     for a reset stream);
+//   - sandboxpin_shim_calls_total{method,code}: calls forwarded, by CRI
+//     method ("other" for a method this build does not know) and the gRPC
+//     status code the client got;
 //   - sandboxpin_shim_images_pinned_total: images the shim pinned, once per
 //     answer;
 //   - sandboxpin_shim_rule_reloads_total{result}: ok, failed (no rules
 //     yet) or kept (failed; the previous rules stay);
 //   - sandboxpin_shim_runtime_reconnects_total: the runtime reached again
-//     after a failed dial or a connection it ended (relay mode);
+//     after a failed dial or a connection it ended;
 //   - sandboxpin_shim_rules and sandboxpin_shim_rules_loaded;
 //   - the Go and process collectors.
 //
@@ -87,20 +114,27 @@
 //
 // # Performance
 //
-// Measured in one run on a shared 2-CPU machine against an in-process fake
-// runtime (TestHopTable, medians of 40 alternating calls; TestFramerCost;
-// TestPLEGCost):
+// Measured in one run against an in-process fake runtime, on a 2-CPU
+// machine shared with other builds (load average 28 to 46): TestHopTable,
+// medians of 60 alternating calls, each after a garbage collection, and
+// TestPLEGCost. The floor is a bare one-hop gRPC proxy
+// (startFloor in hop_test.go), the least any proxy costs.
 //
 //   - ListImages through the shim, which pins the pause image in every
-//     answer: 1.21× direct at 1,000 images (1.579 ms vs 1.309 ms), 1.23× at
-//     10,000 (11.85 ms vs 9.67 ms);
-//   - ImageStatus: 385 µs through the shim, 367 µs through the relay
-//     without rules, 510 µs through a plain gRPC hop, 325 µs direct;
-//   - the Framer frame layer takes 629 µs for a 10,000-image answer where
-//     the hand-written frames took 444 µs: 1.4 % of the call;
+//     answer: 0.95× the floor at 1,000 images (1.49 ms; floor 1.58 ms,
+//     direct 1.22 ms), 1.10× at 10,000 (63.0 ms; floor 57.5 ms, direct
+//     46.9 ms);
+//   - ImageStatus: 592 µs through the shim, 544 µs through the floor,
+//     398 µs direct (the floor plus 12 % of direct); 824, 919 and 425 µs
+//     in front of 10,000 images;
+//   - pinning an answer costs 4 allocations at 1,000 and at 10,000
+//     images, 434 and 3,155 bytes (TestRewriteAllocs, the least of five
+//     trials): a slice entry per 16 KiB buffer of the answer, which the
+//     shim passes on without copying;
 //   - the kubelet's steady pattern (PLEG relist of 30 pods every second,
-//     ListImages of 1,000 images every 30 s) costs about 4.7 ms more CPU
-//     per minute through the shim (median of 41 paired minutes).
+//     ListImages of 1,000 images every 30 s) costs 4.7 ms more CPU per
+//     minute through the shim (median of 15 paired minutes: 18.8 ms
+//     against 14.3 ms direct).
 //
 // # Concurrency
 //

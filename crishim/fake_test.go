@@ -3,6 +3,7 @@ package crishim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -88,6 +89,39 @@ func (f *fakeRuntime) ImageStatus(ctx context.Context, req *runtimeapi.ImageStat
 	return nil, status.Errorf(codes.NotFound, "image %q not found", req.GetImage().GetImage())
 }
 
+// fakeEvents are the events GetContainerEvents sends before it waits for
+// the client to go.
+const fakeEvents = 3
+
+// GetContainerEvents sends fakeEvents events, then waits, as a runtime's
+// event stream does, until the client ends the call.
+func (f *fakeRuntime) GetContainerEvents(_ *runtimeapi.GetEventsRequest, ss grpc.ServerStreamingServer[runtimeapi.ContainerEventResponse]) error {
+	for i := range fakeEvents {
+		if err := ss.Send(&runtimeapi.ContainerEventResponse{ContainerId: fmt.Sprint(i), CreatedAt: int64(i)}); err != nil {
+			return err
+		}
+	}
+	<-ss.Context().Done()
+	return ss.Context().Err()
+}
+
+// streamingURL is where the fake runtime's streaming server would be:
+// Exec, Attach and PortForward answer it with the call's kind and
+// container or sandbox.
+func streamingURL(kind, id string) string { return "http://127.0.0.1:10010/" + kind + "/" + id }
+
+func (f *fakeRuntime) Exec(_ context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	return &runtimeapi.ExecResponse{Url: streamingURL("exec", req.GetContainerId())}, nil
+}
+
+func (f *fakeRuntime) Attach(_ context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	return &runtimeapi.AttachResponse{Url: streamingURL("attach", req.GetContainerId())}, nil
+}
+
+func (f *fakeRuntime) PortForward(_ context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	return &runtimeapi.PortForwardResponse{Url: streamingURL("portforward", req.GetPodSandboxId())}, nil
+}
+
 // echo answers unknown methods: every message comes back prefixed with the
 // method name, with the client's "x-echo" metadata as header and trailer.
 func echo(_ any, ss grpc.ServerStream) error {
@@ -98,7 +132,7 @@ func echo(_ any, ss grpc.ServerStream) error {
 	}
 	ss.SetTrailer(metadata.MD{"x-echo-trailer": md.Get("x-echo")})
 	for {
-		f := new(frame)
+		f := new(rawFrame)
 		if err := ss.RecvMsg(f); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -108,25 +142,52 @@ func echo(_ any, ss grpc.ServerStream) error {
 		if string(f.data) == "fail" {
 			return status.Error(codes.FailedPrecondition, "echo refuses")
 		}
-		if err := ss.SendMsg(&frame{data: append([]byte(method+":"), f.data...)}); err != nil {
+		if err := ss.SendMsg(&rawFrame{data: append([]byte(method+":"), f.data...)}); err != nil {
 			return err
 		}
 	}
 }
 
-// testCodec passes *frame raw and everything else as protobuf, so the fake
-// serves both registered services and the echo.
+// rawFrame is a message as bytes, for tests that send and receive what no
+// cri-api message decodes.
+type rawFrame struct{ data []byte }
+
+// rawCodec moves a *rawFrame's bytes. Its name is empty, as wireCodec's.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	f, ok := v.(*rawFrame)
+	if !ok {
+		return nil, fmt.Errorf("raw codec: cannot marshal %T", v)
+	}
+	return mem.BufferSlice{mem.SliceBuffer(f.data)}, nil
+}
+
+// Unmarshal copies data: gRPC frees it when this returns.
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	f, ok := v.(*rawFrame)
+	if !ok {
+		return fmt.Errorf("raw codec: cannot unmarshal into %T", v)
+	}
+	f.data = data.Materialize()
+	return nil
+}
+
+func (rawCodec) Name() string { return "" }
+
+// testCodec passes *rawFrame raw and everything else as protobuf, so the
+// fake serves both registered services and the echo.
 type testCodec struct{}
 
 func (testCodec) Marshal(v any) (mem.BufferSlice, error) {
-	if _, ok := v.(*frame); ok {
+	if _, ok := v.(*rawFrame); ok {
 		return rawCodec{}.Marshal(v)
 	}
 	return encoding.GetCodecV2("proto").Marshal(v)
 }
 
 func (testCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	if _, ok := v.(*frame); ok {
+	if _, ok := v.(*rawFrame); ok {
 		return rawCodec{}.Unmarshal(data, v)
 	}
 	return encoding.GetCodecV2("proto").Unmarshal(data, v)
@@ -161,36 +222,16 @@ func shortTempDir(tb testing.TB) string {
 }
 
 // startShim serves a shim in front of the socket at runtimePath, pinning
-// what m pins, and returns the shim's socket path.
-func startShim(tb testing.TB, runtimePath string, load loader) (*shim, string) {
-	tb.Helper()
-	return startShimWith(tb, runtimePath, load, func(*shim) {})
-}
-
-// startShimMode is startShim with grpcOnly set as given; it returns the
+// what load returns, until the test ends; it returns the shim and its
 // socket path.
-func startShimMode(tb testing.TB, runtimePath string, load loader, grpcOnly bool) string {
+func startShim(tb testing.TB, runtimePath string, load loader) (*Shim, string) {
 	tb.Helper()
-	_, path := startShimWith(tb, runtimePath, load, func(s *shim) { s.grpcOnly = grpcOnly })
-	return path
-}
-
-// startShimWith is startShim with set called on the shim before it serves.
-func startShimWith(tb testing.TB, runtimePath string, load loader, set func(*shim)) (*shim, string) {
-	tb.Helper()
-	upstream, err := dialRuntime(runtimePath)
-	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = upstream.Close() })
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := newShim(context.Background(), upstream, load, log)
-	require.NoError(tb, err)
-	set(s)
 	path := filepath.Join(shortTempDir(tb), "shim.sock")
-	lis, err := listenUnix(path)
+	s, err := newShim(context.Background(), path, runtimePath, load, newMetrics(), slog.New(slog.DiscardHandler))
 	require.NoError(tb, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = s.serve(ctx, lis) })
+	wg.Go(func() { _ = s.Serve(ctx) })
 	tb.Cleanup(func() {
 		cancel()
 		wg.Wait()

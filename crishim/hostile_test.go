@@ -26,8 +26,7 @@ import (
 // The shim in front of a hostile runtime (internal/criservertest): Status
 // with Info 100,000 levels deep or of 15 to 20 MiB, ListImages at and over
 // the 16 MiB limit. The first client's call ends with an error or a bounded
-// answer, and meanwhile a second client is served as usual, in both modes
-// (the relay, and the gRPC proxy of --grpc-proxy).
+// answer, and meanwhile a second client is served as usual.
 
 // hostileSandbox is the sandbox image of the hostile runtimes: stored, not
 // pinned by the runtime, pinned by the shim's rules.
@@ -47,8 +46,14 @@ var sandboxImage = &runtimeapi.Image{Id: "sha256:" + strings.Repeat("a", 64), Re
 // hostileImages returns images whose ListImagesResponse is size bytes as the
 // runtime sends it, the sandbox image first; the shim's pin adds 2 bytes.
 func hostileImages(size int) []*runtimeapi.Image {
-	rest := size - criservertest.ListSize([]*runtimeapi.Image{sandboxImage})
-	return append([]*runtimeapi.Image{sandboxImage}, criservertest.ImagesOfSize(rest)...)
+	return imagesOfSize(sandboxImage, size)
+}
+
+// imagesOfSize returns images whose ListImagesResponse is size bytes, first
+// first.
+func imagesOfSize(first *runtimeapi.Image, size int) []*runtimeapi.Image {
+	rest := size - criservertest.ListSize([]*runtimeapi.Image{first})
+	return append([]*runtimeapi.Image{first}, criservertest.ImagesOfSize(rest)...)
 }
 
 // hostileAnswers are the runtimes of the shim tests and the call the first
@@ -66,19 +71,16 @@ var hostileAnswers = []struct {
 	// maxAlloc bounds the bytes the first client's call allocates in this
 	// process: the shim's and the client's part (the fake runtime
 	// marshalled its answer in Serve). An answer the client reads is held
-	// four times its size: the relay's held copy (ListImages; Status passes
-	// frame by frame) or the gRPC proxy's received message, with the pin
+	// four times its size: the shim's received message, with the pin
 	// spliced in without a copy; the client's receive buffer; the decoded
 	// answer, strings and structs, about twice the wire size. The bound is
-	// eight times, plus 32 MiB for gRPC's and the relay's buffers: fresh
-	// ones when gRPC's pools miss, as they often do under -race, where one
-	// CI run measured 121 MiB for the 16 MiB list through the gRPC proxy
-	// (7.5 times) against 61 MiB without -race. An answer
-	// over 16 MiB is never held: the relay sees its length and passes it
-	// on as it comes, the gRPC proxy's and the client's gRPC read its
-	// 5-byte prefix and refuse it; 8 MiB is for buffers. Measured, relay
-	// and gRPC proxy: 15 MiB Info 46 and 45 MiB, the 16 MiB list 82 and
-	// 61 MiB, answers over 16 MiB 0 to 1 MiB.
+	// eight times, plus 32 MiB for gRPC's buffers: fresh ones when gRPC's
+	// pools miss, as they often do under -race, where one CI run measured
+	// 121 MiB for the 16 MiB list (7.5 times) against 61 MiB without
+	// -race. An answer over 16 MiB is never held: the shim's gRPC reads
+	// its 5-byte prefix and refuses it; 8 MiB is for buffers. Measured:
+	// 15 MiB Info 46 MiB, the 16 MiB list 61 MiB, answers over 16 MiB 0 to
+	// 1 MiB.
 	maxAlloc uint64
 }{
 	{
@@ -116,9 +118,8 @@ var hostileAnswers = []struct {
 	},
 	{
 		// The shim's pin makes the answer 2 bytes larger than the client
-		// accepts: the sandbox image is never seen unpinned. The relay
-		// holds it (it is not over 16 MiB when it comes), the gRPC proxy
-		// refuses to send it; measured 21 and 0 MiB.
+		// accepts, and the client refuses it: the sandbox image is never
+		// seen unpinned.
 		name:     "ListImages of exactly 16 MiB",
 		images:   hostileImages(maxMsgSize),
 		method:   criservertest.MethodListImages,
@@ -155,18 +156,9 @@ func within[T any](t *testing.T, f func() T) T {
 	}
 }
 
-// shimModes are the two ways the shim serves a connection.
-var shimModes = []struct {
-	name     string
-	grpcOnly bool
-}{
-	{name: "relay"},
-	{name: "grpc-proxy", grpcOnly: true},
-}
-
 // startHostile serves a hostile runtime with info and images, and a shim in
 // front of it that pins hostileSandbox; it returns the shim's socket.
-func startHostile(t *testing.T, info map[string]string, images []*runtimeapi.Image, grpcOnly bool) string {
+func startHostile(t *testing.T, info map[string]string, images []*runtimeapi.Image) string {
 	t.Helper()
 	if images == nil {
 		images = []*runtimeapi.Image{sandboxImage}
@@ -174,7 +166,8 @@ func startHostile(t *testing.T, info map[string]string, images []*runtimeapi.Ima
 	runtimePath := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: info, Images: images})
 	m, err := pin.Compile([]string{hostileSandbox})
 	require.NoError(t, err)
-	return startShimMode(t, runtimePath, fixed(m), grpcOnly)
+	_, shimPath := startShim(t, runtimePath, fixed(m))
+	return shimPath
 }
 
 // hostileCall is the first client's call, started and not yet read.
@@ -238,48 +231,46 @@ func serveOthers(t *testing.T, conn *grpc.ClientConn) {
 
 func TestHostileRuntimeShim(t *testing.T) {
 	t.Parallel()
-	for _, mode := range shimModes {
-		for _, tt := range hostileAnswers {
-			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
-				t.Parallel()
-				shimPath := startHostile(t, tt.info, tt.images, mode.grpcOnly)
-				first, second := dial(t, shimPath), dial(t, shimPath)
-				call := startCall(t, first, tt.method)
-				serveOthers(t, second)
-				start := time.Now()
-				reply, err := call.finish(t)
-				t.Logf("the first client's answer took %v after the others' calls: %v", time.Since(start).Round(time.Millisecond), err)
-				assert.Equal(t, tt.wantCode, status.Code(err), "error: %v", err)
-				if err == nil {
-					switch r := reply.(type) {
-					case *runtimeapi.StatusResponse:
-						assert.Equal(t, tt.info, r.GetInfo(), "the Info passes unchanged")
-					case *runtimeapi.ListImagesResponse:
-						require.Len(t, r.GetImages(), len(tt.images))
-						assert.True(t, r.GetImages()[0].GetPinned(), "the shim pins the sandbox image")
-						assert.False(t, r.GetImages()[1].GetPinned())
-					}
-				} else {
-					assert.Contains(t, status.Convert(err).Message(), "larger than max")
+	for _, tt := range hostileAnswers {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			shimPath := startHostile(t, tt.info, tt.images)
+			first, second := dial(t, shimPath), dial(t, shimPath)
+			call := startCall(t, first, tt.method)
+			serveOthers(t, second)
+			start := time.Now()
+			reply, err := call.finish(t)
+			t.Logf("the first client's answer took %v after the others' calls: %v", time.Since(start).Round(time.Millisecond), err)
+			assert.Equal(t, tt.wantCode, status.Code(err), "error: %v", err)
+			if err == nil {
+				switch r := reply.(type) {
+				case *runtimeapi.StatusResponse:
+					assert.Equal(t, tt.info, r.GetInfo(), "the Info passes unchanged")
+				case *runtimeapi.ListImagesResponse:
+					require.Len(t, r.GetImages(), len(tt.images))
+					assert.True(t, r.GetImages()[0].GetPinned(), "the shim pins the sandbox image")
+					assert.False(t, r.GetImages()[1].GetPinned())
 				}
-				// The second client is still served after the first's answer.
-				serveOthers(t, second)
+			} else {
+				assert.Contains(t, status.Convert(err).Message(), "larger than max")
+			}
+			// The second client is still served after the first's answer.
+			serveOthers(t, second)
 
-				if tt.method != criservertest.MethodStatus {
-					return
-				}
-				info, err := within(t, func() infoResult {
-					ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
-					defer cancel()
-					info, err := cri.Query(ctx, "unix://"+shimPath)
-					return infoResult{info, err}
-				}).get()
-				require.ErrorIs(t, err, tt.wantInfoErr)
-				if err == nil {
-					assert.Equal(t, hostileSandbox, info.SandboxImage)
-				}
-			})
-		}
+			if tt.method != criservertest.MethodStatus {
+				return
+			}
+			info, err := within(t, func() infoResult {
+				ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+				defer cancel()
+				info, err := cri.Query(ctx, "unix://"+shimPath)
+				return infoResult{info, err}
+			}).get()
+			require.ErrorIs(t, err, tt.wantInfoErr)
+			if err == nil {
+				assert.Equal(t, hostileSandbox, info.SandboxImage)
+			}
+		})
 	}
 }
 
@@ -295,20 +286,18 @@ func (r infoResult) get() (criinfo.Info, error) { return r.info, r.err }
 // shim allocates: the runtime's, the shim's and the client's part, all in
 // this process. It does not run in parallel: the figures are the process's.
 func TestHostileRuntimeShimMemory(t *testing.T) {
-	for _, mode := range shimModes {
-		for _, tt := range hostileAnswers {
-			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
-				shimPath := startHostile(t, tt.info, tt.images, mode.grpcOnly)
-				conn := dial(t, shimPath)
-				var err error
-				a := criservertest.MeasureAlloc(func() {
-					_, err = startCall(t, conn, tt.method).finish(t)
-				})
-				t.Logf("allocated %d MiB, heap peak +%d MiB: %v", a.Total>>20, a.PeakHeap>>20, err)
-				assert.Equal(t, tt.wantCode, status.Code(err))
-				assert.LessOrEqual(t, a.Total, tt.maxAlloc, "allocated %d MiB, bound %d MiB", a.Total>>20, tt.maxAlloc>>20)
+	for _, tt := range hostileAnswers {
+		t.Run(tt.name, func(t *testing.T) {
+			shimPath := startHostile(t, tt.info, tt.images)
+			conn := dial(t, shimPath)
+			var err error
+			a := criservertest.MeasureAlloc(func() {
+				_, err = startCall(t, conn, tt.method).finish(t)
 			})
-		}
+			t.Logf("allocated %d MiB, heap peak +%d MiB: %v", a.Total>>20, a.PeakHeap>>20, err)
+			assert.Equal(t, tt.wantCode, status.Code(err))
+			assert.LessOrEqual(t, a.Total, tt.maxAlloc, "allocated %d MiB, bound %d MiB", a.Total>>20, tt.maxAlloc>>20)
+		})
 	}
 }
 
@@ -345,5 +334,60 @@ func TestHostileRuntimeShimStart(t *testing.T) {
 			assert.Contains(t, log.String(), tt.wantLog)
 			assert.Less(t, len(log.String()), 1024, "the log does not quote the runtime's answer")
 		})
+	}
+}
+
+// TestMessageLimits calls a runtime directly and through the shim with
+// answers and a request near the limits, as the kubelet does (its client
+// takes answers up to 16 MiB and sends requests of any size), and checks
+// that the shim answers as the runtime does, with one difference: an
+// answer that fits only without the pin the shim adds fails with
+// ResourceExhausted rather than arrive with the sandbox image unpinned.
+// The runtime takes requests up to gRPC's default 4 MiB.
+func TestMessageLimits(t *testing.T) {
+	t.Parallel()
+	pinned := proto.Clone(sandboxImage).(*runtimeapi.Image) //nolint:forcetypeassert // a clone has the type of its original
+	pinned.Pinned = true
+	tests := []struct {
+		name      string
+		images    []*runtimeapi.Image // ListImages
+		request   int                 // bytes of the request's Auth, 0 for ListImages
+		direct    codes.Code          // what the client gets directly
+		shim      codes.Code          // and through the shim
+		sameError bool                // the shim's error is the client's own, word for word
+	}{
+		{name: "answer 64 bytes under 16 MiB", images: hostileImages(maxMsgSize - 64), direct: codes.OK, shim: codes.OK},
+		{name: "answer of 16 MiB, the pin makes it 16 MiB + 2", images: hostileImages(maxMsgSize), direct: codes.OK, shim: codes.ResourceExhausted},
+		{name: "answer of 16 MiB, pinned by the runtime", images: imagesOfSize(pinned, maxMsgSize), direct: codes.OK, shim: codes.OK},
+		{name: "answer of 16 MiB + 1", images: hostileImages(maxMsgSize + 1), direct: codes.ResourceExhausted, shim: codes.ResourceExhausted, sameError: true},
+		{name: "request over the runtime's 4 MiB", images: hostileImages(1 << 10), request: 5 << 20, direct: codes.ResourceExhausted, shim: codes.ResourceExhausted, sameError: true},
+	}
+	m, err := pin.Compile([]string{hostileSandbox})
+	require.NoError(t, err)
+	for _, tt := range tests { // sequential: each holds tens of MiB
+		runtimePath := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Images: tt.images})
+		_, shimPath := startShim(t, runtimePath, fixed(m))
+		call := func(path string) (*runtimeapi.ListImagesResponse, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+			defer cancel()
+			c := runtimeapi.NewImageServiceClient(dial(t, path))
+			if tt.request > 0 {
+				_, err := c.PullImage(ctx, &runtimeapi.PullImageRequest{Auth: &runtimeapi.AuthConfig{Auth: strings.Repeat("a", tt.request)}})
+				return nil, err
+			}
+			return c.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+		}
+		direct, derr := call(runtimePath)
+		assert.Equal(t, tt.direct, status.Code(derr), "%s: directly: %v", tt.name, derr)
+		shim, serr := call(shimPath)
+		assert.Equal(t, tt.shim, status.Code(serr), "%s: through the shim: %v", tt.name, serr)
+		if tt.sameError {
+			assert.Equal(t, status.Convert(derr).Message(), status.Convert(serr).Message(), tt.name)
+		}
+		if serr == nil && derr == nil {
+			require.Len(t, shim.GetImages(), len(direct.GetImages()), tt.name)
+			assert.True(t, shim.GetImages()[0].GetPinned(), "%s: the sandbox image through the shim", tt.name)
+		}
+		t.Logf("%s: directly %v, through the shim %v", tt.name, derr, serr)
 	}
 }

@@ -2,15 +2,12 @@ package crishim
 
 import (
 	"net/http"
-	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // Metric names, under the sandboxpin_shim_ prefix.
@@ -42,14 +39,7 @@ const maxCode = 16
 // methodIndex numbers the CRI methods of cri-api, 1 on; 0 is otherMethod.
 var methodIndex = sync.OnceValue(func() map[string]int {
 	idx := map[string]int{}
-	for _, d := range []grpc.ServiceDesc{runtimeapi.RuntimeService_ServiceDesc, runtimeapi.ImageService_ServiceDesc} {
-		for _, m := range d.Methods {
-			idx["/"+d.ServiceName+"/"+m.MethodName] = len(idx) + 1
-		}
-		for _, s := range d.Streams {
-			idx["/"+d.ServiceName+"/"+s.StreamName] = len(idx) + 1
-		}
-	}
+	criMethods(func(path string, _ bool) { idx[path] = len(idx) + 1 })
 	return idx
 })
 
@@ -88,7 +78,7 @@ func newMetrics() *metrics {
 		reg: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: metricCalls,
-			Help: "CRI calls relayed to the runtime, by method (\"other\" for methods this build does not know) and gRPC status code.",
+			Help: "CRI calls forwarded to the runtime, by method (\"other\" for methods this build does not know) and gRPC status code.",
 		}, []string{"method", "code"}),
 		callCache: make([]sync.Map, len(methodNames())),
 		pinned: prometheus.NewCounter(prometheus.CounterOpts{
@@ -176,14 +166,4 @@ func (m *metrics) reconnect() {
 		return
 	}
 	m.reconnects.Inc()
-}
-
-// parseStatus returns the gRPC status code of a grpc-status header value;
-// a value that is not a code is Unknown (as grpc-go reads it).
-func parseStatus(v string) codes.Code {
-	n, err := strconv.ParseUint(v, 10, 32)
-	if err != nil || n > maxCode {
-		return codes.Unknown
-	}
-	return codes.Code(n)
 }

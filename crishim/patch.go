@@ -171,9 +171,6 @@ type span struct {
 type patcher struct {
 	img   wireImage
 	spans []span
-	// memo, when not nil, remembers verdicts from one walk to the next
-	// (images of ListImagesResponse and StreamImagesResponse).
-	memo *verdictMemo
 	// For messages received in several buffers (planPieces).
 	pieces     [][]byte
 	starts     []int
@@ -191,38 +188,20 @@ var patchers = sync.Pool{New: func() any { return new(patcher) }}
 // image to pin while its strings are valid.
 func (p *patcher) plan(b []byte, single bool, m *pin.Matcher, onPin func(*wireImage)) (size int, err error) {
 	p.spans = p.spans[:0]
-	if _, err := p.walk(b, 0, single, m, onPin, false); err != nil {
-		return 0, err
-	}
-	return p.size(b), nil
-}
-
-// walk reads the fields of b from offset off on, as plan does, adding to
-// p.spans. When partial is true, b is the start of a message still
-// arriving (ListImagesResponse or StreamImagesResponse, not single): walk
-// stops before the first field b does not hold whole and returns its
-// offset, for the next walk to go on from there once more has arrived.
-func (p *patcher) walk(b []byte, off int, single bool, m *pin.Matcher, onPin func(*wireImage), partial bool) (int, error) {
 	w := &p.img
 	w.reset()
 	defer w.release()
 	var last span // ImageStatusResponse: the last occurrence of the image
 	seen := false
-	for off < len(b) {
+	for off := 0; off < len(b); {
 		num, typ, n := consumeTag(b[off:])
 		if n < 0 {
-			if partial {
-				return off, nil
-			}
 			return 0, fmt.Errorf("%w: field tag at offset %d: %w", errMalformed, off, protowire.ParseError(n))
 		}
 		tagStart := off
 		if num != respImageField || typ != protowire.BytesType {
 			n2 := protowire.ConsumeFieldValue(num, typ, b[off+n:])
 			if n2 < 0 {
-				if partial {
-					return tagStart, nil
-				}
 				return 0, fmt.Errorf("%w: field %d at offset %d: %w", errMalformed, num, tagStart, protowire.ParseError(n2))
 			}
 			off += n + n2
@@ -230,25 +209,11 @@ func (p *patcher) walk(b []byte, off int, single bool, m *pin.Matcher, onPin fun
 		}
 		v, n2 := consumeBytes(b[off+n:])
 		if n2 < 0 {
-			if partial {
-				return tagStart, nil
-			}
 			return 0, fmt.Errorf("%w: image at offset %d: %w", errMalformed, tagStart, protowire.ParseError(n2))
 		}
 		off += n
 		sp := span{tagStart: tagStart, tagEnd: off, valStart: off + n2 - len(v), valEnd: off + n2}
 		off += n2
-		var key uint64
-		if !single && p.memo != nil {
-			mustPin, ok, k := p.memo.lookup(v)
-			if ok && (!mustPin || onPin == nil) {
-				if mustPin {
-					p.spans = append(p.spans, sp)
-				}
-				continue
-			}
-			key = k
-		}
 		if !single {
 			w.reset()
 		}
@@ -259,11 +224,7 @@ func (p *patcher) walk(b []byte, off int, single bool, m *pin.Matcher, onPin fun
 			last, seen = sp, true
 			continue
 		}
-		mustPin := !w.pinned && m.IsPinnedImage(w)
-		if p.memo != nil {
-			p.memo.store(key, len(v), mustPin)
-		}
-		if mustPin {
+		if !w.pinned && m.IsPinnedImage(w) {
 			p.spans = append(p.spans, sp)
 			if onPin != nil {
 				onPin(w)
@@ -276,7 +237,7 @@ func (p *patcher) walk(b []byte, off int, single bool, m *pin.Matcher, onPin fun
 			onPin(w)
 		}
 	}
-	return off, nil
+	return p.size(b), nil
 }
 
 // size returns the size of b patched as p.spans say.
@@ -319,23 +280,6 @@ func (p *patcher) apply(out, b []byte) []byte {
 	return append(out, b[copied:]...)
 }
 
-// segments appends to segs the pieces of b patched as plan found, without
-// copying b: the parts of b between the patches, and the patched length
-// prefixes, which it appends to lens, and pinnedTrue. lens must have room
-// for ten bytes per span, so that its pieces stay where they are.
-func (p *patcher) segments(segs [][]byte, lens, b []byte) [][]byte {
-	copied := 0
-	for _, sp := range p.spans {
-		n := tagLen(b[sp.tagStart:])
-		segs = append(segs, b[copied:sp.tagStart+n])
-		start := len(lens)
-		lens = protowire.AppendVarint(lens, length(sp.valEnd-sp.valStart+len(pinnedTrue)))
-		segs = append(segs, lens[start:], b[sp.valStart:sp.valEnd], pinnedTrue)
-		copied = sp.valEnd
-	}
-	return append(segs, b[copied:])
-}
-
 // maxSplices is how many images splice patches in place; more are copied
 // (apply), which costs one allocation instead of four per image.
 const maxSplices = 16
@@ -362,23 +306,6 @@ func (p *patcher) splice(buf mem.Buffer) mem.BufferSlice {
 		consumed = sp.valEnd
 	}
 	return append(out, rest)
-}
-
-// patchPinned returns b with pinned set on every image m pins that is not
-// pinned yet, and how many images it pinned. When nothing changes it
-// returns b itself. Everything else, unknown fields and field order
-// included, stays byte for byte. single is true for ImageStatusResponse.
-func patchPinned(b []byte, single bool, m *pin.Matcher) ([]byte, int, error) {
-	if m == nil {
-		return b, 0, nil
-	}
-	p := patchers.Get().(*patcher)
-	defer patchers.Put(p)
-	size, err := p.plan(b, single, m, nil)
-	if err != nil || len(p.spans) == 0 {
-		return b, 0, err
-	}
-	return p.apply(make([]byte, size), b), len(p.spans), nil
 }
 
 // maxHeader is the longest tag and length prefix: five bytes of tag and

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -42,10 +43,6 @@ type Options struct {
 	Root string
 	// Pins are extra pin patterns, in pin's Strict mode.
 	Pins []string
-	// GRPCProxy ends each call at the shim and makes it again to the
-	// runtime, instead of relaying HTTP/2 frames: slower, and kept for a
-	// client the relay cannot serve.
-	GRPCProxy bool
 	// MetricsListen is the host:port to serve /metrics and /healthz on;
 	// "" serves neither.
 	MetricsListen string
@@ -65,8 +62,8 @@ func (s *stringsFlag) Set(v string) error {
 }
 
 // AddFlags defines the flags of `sandboxpin shim` on fs, writing into o:
-// --listen, --runtime-endpoint, --root, --pin (repeatable), --grpc-proxy
-// and --metrics-listen. Logging flags are the caller's.
+// --listen, --runtime-endpoint, --root, --pin (repeatable) and
+// --metrics-listen. Logging flags are the caller's.
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Listen, "listen", o.Listen, "the shim's CRI socket, unix:///path (required)")
 	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", o.RuntimeEndpoint, "the runtime's CRI socket, unix:///path (required)")
@@ -75,21 +72,25 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	}
 	fs.StringVar(&o.Root, "root", o.Root, "the node's root file system, read to resolve the sandbox image")
 	fs.Var((*stringsFlag)(&o.Pins), "pin", "an extra pin `pattern` (repeatable): reference, digest, prefix* or *keyword*")
-	fs.BoolVar(&o.GRPCProxy, "grpc-proxy", o.GRPCProxy, "end each call at the shim and make it again to the runtime, instead of relaying HTTP/2 frames (slower)")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", o.MetricsListen, "serve Prometheus /metrics and /healthz on this host:port (default: none)")
 }
 
-// Shim is a CRI proxy that sets Image.Pinned in the runtime's answers. Make
-// one with [New], run it with [Serve]; [Reload] may be called from any
-// goroutine meanwhile.
+// Shim is a transparent CRI proxy: it forwards every call to the runtime
+// unchanged and sets Image.Pinned in the answers to ListImages, ImageStatus
+// and StreamImages. Make one with [New], run it with [Shim.Serve];
+// [Shim.Reload] may be called from any goroutine meanwhile.
 type Shim struct {
-	s          *shim
-	upstream   *grpc.ClientConn
-	lis        net.Listener
-	listenPath string
-	metricsLis net.Listener
-	waiting    bool
-	closeOnce  sync.Once
+	upstream    *grpc.ClientConn // to the runtime
+	runtimePath string
+	lis         net.Listener
+	listenPath  string
+	metricsLis  net.Listener // nil without Options.MetricsListen
+	load        loader
+	pins        pin.Set
+	loaded      atomic.Bool // pins holds rules: a load has succeeded
+	log         *slog.Logger
+	metrics     *metrics
+	closeOnce   sync.Once
 }
 
 // New checks o, connects to the runtime, loads the rules and listens on
@@ -120,17 +121,32 @@ func New(ctx context.Context, o Options) (*Shim, error) {
 	if root == "" {
 		root = "/"
 	}
+	met := newMetrics()
+	load := nodeLoader(o.RuntimeEndpoint, resolve.DirFS(root), extra, countRules(o.Pins), met, log)
+	s, err := newShim(ctx, listenPath, runtimePath, load, met, log)
+	if err != nil {
+		return nil, err
+	}
+	if o.MetricsListen != "" {
+		if s.metricsLis, err = (&net.ListenConfig{}).Listen(ctx, "tcp", o.MetricsListen); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("cannot listen for metrics: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// newShim is New after the options: it connects to the runtime at
+// runtimePath, loads the rules with load and listens on listenPath. A
+// load that fails because the runtime's socket does not exist yet is no
+// error (see New).
+func newShim(ctx context.Context, listenPath, runtimePath string, load loader, met *metrics, log *slog.Logger) (*Shim, error) {
 	upstream, err := dialRuntime(runtimePath)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the runtime: %w", err)
 	}
-	met := newMetrics()
-	load := nodeLoader(o.RuntimeEndpoint, resolve.DirFS(root), extra, countRules(o.Pins), met, log)
-	s := newWaitingShim(upstream, load, log)
-	s.grpcOnly = o.GRPCProxy
-	s.metrics = met
-	sh := &Shim{s: s, upstream: upstream, listenPath: listenPath}
-	if err := s.reload(ctx); err != nil {
+	s := &Shim{upstream: upstream, runtimePath: runtimePath, listenPath: listenPath, load: load, log: log, metrics: met}
+	if err := s.Reload(ctx); err != nil {
 		if !errors.Is(err, cri.ErrNoSocket) {
 			_ = upstream.Close()
 			return nil, fmt.Errorf("cannot start: %w", err)
@@ -140,23 +156,16 @@ func New(ctx context.Context, o Options) (*Shim, error) {
 		// socket, and answer image calls Unavailable until the rules load.
 		log.Warn("the runtime is not reachable yet: serving, image calls fail with Unavailable until it is",
 			"runtime", runtimePath, "retry", retryInterval, "err", err)
-		sh.waiting = true
 	}
-	if sh.lis, err = listenUnix(listenPath); err != nil {
+	if s.lis, err = listenUnix(listenPath); err != nil {
 		_ = upstream.Close()
 		return nil, fmt.Errorf("cannot listen: %w", err)
 	}
 	if err := matchSocket(listenPath, runtimePath); err != nil {
-		sh.Close()
+		s.Close()
 		return nil, fmt.Errorf("cannot listen: %w", err)
 	}
-	if o.MetricsListen != "" {
-		if sh.metricsLis, err = (&net.ListenConfig{}).Listen(ctx, "tcp", o.MetricsListen); err != nil {
-			sh.Close()
-			return nil, fmt.Errorf("cannot listen for metrics: %w", err)
-		}
-	}
-	return sh, nil
+	return s, nil
 }
 
 // countRules returns how many of the --pin patterns are rules ("" is none).
@@ -173,23 +182,25 @@ func countRules(pins []string) int {
 // Serve answers CRI calls until ctx ends, then stops: calls in flight get
 // [ShutdownGrace] to finish. It removes the socket and releases the shim
 // when it returns; it returns nil after a clean stop.
-func (sh *Shim) Serve(ctx context.Context) error {
-	defer sh.Close()
-	log := sh.s.log
-	log.Info("serving", "listen", sh.listenPath, "runtime", sh.s.runtimePath)
-	if sh.waiting {
-		go sh.s.awaitRules(ctx, retryInterval)
-	}
+func (s *Shim) Serve(ctx context.Context) error {
+	defer s.Close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	if sh.metricsLis != nil {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.log.Info("serving", "listen", s.listenPath, "runtime", s.runtimePath)
+	if !s.loaded.Load() {
+		wg.Go(func() { s.awaitRules(ctx, retryInterval) })
+	}
+	wg.Go(func() { s.watchRuntime(ctx) })
+	if s.metricsLis != nil {
 		srv := &http.Server{
-			Handler:           sh.Handler(),
+			Handler:           s.Handler(),
 			ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		}
-		log.Info("serving metrics", "addr", sh.metricsLis.Addr().String())
-		wg.Go(func() { _ = srv.Serve(sh.metricsLis) })
+		s.log.Info("serving metrics", "addr", s.metricsLis.Addr().String())
+		wg.Go(func() { _ = srv.Serve(s.metricsLis) })
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 			defer cancel()
@@ -198,31 +209,59 @@ func (sh *Shim) Serve(ctx context.Context) error {
 			}
 		}()
 	}
-	if err := sh.s.serve(ctx, sh.lis); err != nil {
-		log.Error("stopped", "err", err)
+	if err := s.serveCRI(ctx); err != nil {
+		s.log.Error("stopped", "err", err)
 		return err
 	}
-	log.Info("stopped")
+	s.log.Info("stopped")
 	return nil
 }
 
-// Reload resolves the node again and swaps in the new rules. When that
-// fails, the previous rules stay and the error says why.
-func (sh *Shim) Reload(ctx context.Context) error {
-	return sh.s.reload(ctx)
+// serveCRI serves the CRI on s.lis until ctx ends, then stops the gRPC
+// server gracefully (GOAWAY: no new calls) and cuts off the calls still
+// open after shutdownGrace.
+func (s *Shim) serveCRI(ctx context.Context) error {
+	srv := s.newServer()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(s.lis) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve on %s: %w", s.listenPath, err)
+	case <-ctx.Done():
+	}
+	stopped := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(shutdownGrace)
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		s.log.Warn("calls still open at shutdown, cutting them off", "after", shutdownGrace)
+		srv.Stop()
+		<-stopped
+	}
+	// Serve returns nil once stopped, or ErrServerStopped when the stop
+	// came first.
+	if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("serve on %s: %w", s.listenPath, err)
+	}
+	return nil
 }
 
 // ReloadOn calls Reload each time hup receives (SIGHUP, for `sandboxpin
 // shim`), until ctx ends, logging a failed reload; run it beside Serve.
-func (sh *Shim) ReloadOn(ctx context.Context, hup <-chan os.Signal) {
+func (s *Shim) ReloadOn(ctx context.Context, hup <-chan os.Signal) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			sh.s.log.Info("SIGHUP: reloading pin rules")
-			if err := sh.Reload(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				sh.s.log.Error("reload failed", "err", err)
+			s.log.Info("SIGHUP: reloading pin rules")
+			if err := s.Reload(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				s.log.Error("reload failed", "err", err)
 			}
 		}
 	}
@@ -230,20 +269,20 @@ func (sh *Shim) ReloadOn(ctx context.Context, hup <-chan os.Signal) {
 
 // MetricsAddr returns the address the metrics are served on, nil without
 // Options.MetricsListen.
-func (sh *Shim) MetricsAddr() net.Addr {
-	if sh.metricsLis == nil {
+func (s *Shim) MetricsAddr() net.Addr {
+	if s.metricsLis == nil {
 		return nil
 	}
-	return sh.metricsLis.Addr()
+	return s.metricsLis.Addr()
 }
 
 // Handler returns the shim's HTTP handler: GET /metrics (Prometheus text)
 // and GET /healthz, 200 "ok" once the shim has pin rules, 503 before.
-func (sh *Shim) Handler() http.Handler {
+func (s *Shim) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", sh.s.metrics.handler())
+	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if !sh.s.loaded.Load() {
+		if !s.loaded.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = io.WriteString(w, "waiting for pin rules: the runtime has not answered yet\n")
 			return
@@ -255,15 +294,15 @@ func (sh *Shim) Handler() http.Handler {
 
 // Close releases a shim that will not serve, or no longer does: its
 // listeners, its socket and its runtime connection. Serve calls it.
-func (sh *Shim) Close() {
-	sh.closeOnce.Do(func() {
-		if sh.lis != nil {
-			_ = sh.lis.Close()
-			_ = os.Remove(sh.listenPath)
+func (s *Shim) Close() {
+	s.closeOnce.Do(func() {
+		if s.lis != nil {
+			_ = s.lis.Close()
+			_ = os.Remove(s.listenPath)
 		}
-		if sh.metricsLis != nil {
-			_ = sh.metricsLis.Close()
+		if s.metricsLis != nil {
+			_ = s.metricsLis.Close()
 		}
-		_ = sh.upstream.Close()
+		_ = s.upstream.Close()
 	})
 }

@@ -73,72 +73,63 @@ func TestSocketMatchesRuntime(t *testing.T) {
 	assert.Equal(t, [2]uint32{ws.Uid, ws.Gid}, [2]uint32{gs.Uid, gs.Gid}, "the shim's socket owner and group")
 }
 
-// TestMetrics makes calls through the shim, relay and gRPC proxy, and
-// checks what /metrics and /healthz say.
+// TestMetrics makes calls through the shim and checks what /metrics and
+// /healthz say.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	for _, grpcProxy := range []bool{false, true} {
-		name := "relay"
-		if grpcProxy {
-			name = "grpc-proxy"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			runtimePath := startFake(t, newFake())
-			root := t.TempDir()
-			shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-			s := serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Root: root,
-				Pins: []string{"registry.example.com/infra/*", ""}, GRPCProxy: grpcProxy})
-			h := s.Handler()
-			code, body := scrape(t, h, "/healthz")
-			assert.Equal(t, http.StatusOK, code)
-			assert.Equal(t, "ok\n", body)
+	runtimePath := startFake(t, newFake())
+	root := t.TempDir()
+	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
+	s := serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Root: root,
+		Pins: []string{"registry.example.com/infra/*", ""}})
+	h := s.Handler()
+	code, body := scrape(t, h, "/healthz")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "ok\n", body)
 
-			ctx := testContext(t)
-			conn := dial(t, shimPath)
-			images := runtimeapi.NewImageServiceClient(conn)
-			for range 2 {
-				_, err := images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
-				require.NoError(t, err)
-			}
-			_, err := images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: tagPause}})
-			require.NoError(t, err)
-			_, err = images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "absent:1"}})
-			assert.Equal(t, codes.NotFound, status.Code(err))
-			_, err = runtimeapi.NewRuntimeServiceClient(conn).RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{})
-			assert.Equal(t, codes.Unimplemented, status.Code(err))
-			require.NoError(t, conn.Invoke(ctx, futureMethod, &frame{data: []byte("x")}, new(frame), grpc.ForceCodecV2(rawCodec{})))
+	ctx := testContext(t)
+	conn := dial(t, shimPath)
+	images := runtimeapi.NewImageServiceClient(conn)
+	for range 2 {
+		_, err := images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+		require.NoError(t, err)
+	}
+	_, err := images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: tagPause}})
+	require.NoError(t, err)
+	_, err = images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "absent:1"}})
+	assert.Equal(t, codes.NotFound, status.Code(err))
+	_, err = runtimeapi.NewRuntimeServiceClient(conn).RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{})
+	assert.Equal(t, codes.Unimplemented, status.Code(err))
+	require.NoError(t, conn.Invoke(ctx, futureMethod, &rawFrame{data: []byte("x")}, new(rawFrame), grpc.ForceCodecV2(rawCodec{})))
 
-			writeConfig(t, root, "version = 3\n[plugins.'io.containerd.cri.v1.images'\n") // malformed
-			require.Error(t, s.Reload(ctx))
-			writeConfig(t, root, containerdConfig(tagBusy))
-			require.NoError(t, s.Reload(ctx))
+	writeConfig(t, root, "version = 3\n[plugins.'io.containerd.cri.v1.images'\n") // malformed
+	require.Error(t, s.Reload(ctx))
+	writeConfig(t, root, containerdConfig(tagBusy))
+	require.NoError(t, s.Reload(ctx))
 
-			_, body = scrape(t, h, "/metrics")
-			for _, want := range []string{
-				`sandboxpin_shim_calls_total{code="OK",method="/runtime.v1.ImageService/ListImages"} 2`,
-				`sandboxpin_shim_calls_total{code="OK",method="/runtime.v1.ImageService/ImageStatus"} 1`,
-				`sandboxpin_shim_calls_total{code="NotFound",method="/runtime.v1.ImageService/ImageStatus"} 1`,
-				`sandboxpin_shim_calls_total{code="Unimplemented",method="/runtime.v1.RuntimeService/RunPodSandbox"} 1`,
-				`sandboxpin_shim_calls_total{code="OK",method="other"} 1`,
-				// pause and infra in each list, pause in its status.
-				`sandboxpin_shim_images_pinned_total 5`,
-				`sandboxpin_shim_rule_reloads_total{result="ok"} 2`,
-				`sandboxpin_shim_rule_reloads_total{result="kept"} 1`,
-				`sandboxpin_shim_rule_reloads_total{result="failed"} 0`,
-				// The sandbox image and the --pin glob ("" is no rule).
-				`sandboxpin_shim_rules 2`,
-				`sandboxpin_shim_rules_loaded 1`,
-				`sandboxpin_shim_runtime_reconnects_total 0`,
-				`go_goroutines `,
-				`process_resident_memory_bytes `,
-			} {
-				assert.Contains(t, body, want+"")
-			}
-			if t.Failed() {
-				t.Logf("metrics:\n%s", body)
-			}
-		})
+	_, body = scrape(t, h, "/metrics")
+	for _, want := range []string{
+		`sandboxpin_shim_calls_total{code="OK",method="/runtime.v1.ImageService/ListImages"} 2`,
+		`sandboxpin_shim_calls_total{code="OK",method="/runtime.v1.ImageService/ImageStatus"} 1`,
+		`sandboxpin_shim_calls_total{code="NotFound",method="/runtime.v1.ImageService/ImageStatus"} 1`,
+		`sandboxpin_shim_calls_total{code="Unimplemented",method="/runtime.v1.RuntimeService/RunPodSandbox"} 1`,
+		`sandboxpin_shim_calls_total{code="OK",method="other"} 1`,
+		// pause and infra in each list, pause in its status.
+		`sandboxpin_shim_images_pinned_total 5`,
+		`sandboxpin_shim_rule_reloads_total{result="ok"} 2`,
+		`sandboxpin_shim_rule_reloads_total{result="kept"} 1`,
+		`sandboxpin_shim_rule_reloads_total{result="failed"} 0`,
+		// The sandbox image and the --pin glob ("" is no rule).
+		`sandboxpin_shim_rules 2`,
+		`sandboxpin_shim_rules_loaded 1`,
+		`sandboxpin_shim_runtime_reconnects_total 0`,
+		`go_goroutines `,
+		`process_resident_memory_bytes `,
+	} {
+		assert.Contains(t, body, want+"")
+	}
+	if t.Failed() {
+		t.Logf("metrics:\n%s", body)
 	}
 }
 
@@ -181,4 +172,58 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "")
+}
+
+// TestShutdown stops a shim with no call open, which returns at once, and
+// one with a GetContainerEvents stream open, which gives the stream
+// shutdownGrace and then cuts it off.
+func TestShutdown(t *testing.T) {
+	t.Parallel()
+	runtimePath := startFake(t, newFake())
+	for _, tt := range []struct {
+		name     string
+		stream   bool          // a GetContainerEvents stream is open
+		min, max time.Duration // how long Serve takes to return once its context ends
+	}{
+		{name: "no call open", max: time.Second},
+		{name: "an event stream open", stream: true, min: shutdownGrace, max: shutdownGrace + 2*time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(shortTempDir(t), "shim.sock")
+			s, err := newShim(context.Background(), path, runtimePath, fixed(testMatcher(t)), newMetrics(), slog.New(slog.DiscardHandler))
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- s.Serve(ctx) }()
+			conn := dial(t, path)
+			_, err = runtimeapi.NewImageServiceClient(conn).ListImages(testContext(t), &runtimeapi.ListImagesRequest{})
+			require.NoError(t, err)
+			var events grpc.ServerStreamingClient[runtimeapi.ContainerEventResponse]
+			if tt.stream {
+				events, err = runtimeapi.NewRuntimeServiceClient(conn).GetContainerEvents(testContext(t), &runtimeapi.GetEventsRequest{})
+				require.NoError(t, err)
+				_, err = events.Recv()
+				require.NoError(t, err)
+			}
+
+			start := time.Now()
+			cancel()
+			select {
+			case err := <-served:
+				require.NoError(t, err)
+			case <-time.After(2 * shutdownGrace):
+				t.Fatal("Serve did not return")
+			}
+			took := time.Since(start)
+			assert.GreaterOrEqual(t, took, tt.min, "shutdown")
+			assert.Less(t, took, tt.max, "shutdown")
+			if events != nil {
+				for err == nil {
+					_, err = events.Recv()
+				}
+				assert.Equal(t, codes.Unavailable, status.Code(err), "the cut-off stream: %v", err)
+			}
+		})
+	}
 }

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
@@ -24,10 +23,19 @@ import (
 	"github.com/sandboxpin/sandboxpin/pin"
 )
 
-// maxMsgSize is the largest message the shim passes in either direction,
-// 16 MiB as the kubelet and crictl allow: ListImages on a node with thousands
-// of images exceeds gRPC's 4 MiB default.
+// maxMsgSize is the largest answer the shim takes from the runtime: 16 MiB,
+// as the kubelet (k8s.io/cri-client v0.37.2 pkg/utils.go maxMsgSize) and
+// crictl take, so that a larger one fails as it would directly; ListImages
+// on a node with thousands of images exceeds gRPC's 4 MiB default. What the
+// shim sends has no limit of its own: it is what it took, plus the pins.
 const maxMsgSize = 16 << 20
+
+// maxRequestSize is the largest request the shim takes from a client: 80
+// MiB, CRI-O's default (pkg/config/config.go defaultGRPCMaxMsgSize at
+// v1.36.3), the largest of the runtimes' (containerd v2.4.2 and cri-dockerd
+// v0.4.4 take 16 MiB), so that the runtime, not the shim, refuses a
+// request it would refuse directly.
+const maxRequestSize = 80 << 20
 
 // reconnectMax is the longest the shim waits between attempts to reconnect
 // to a runtime that went away; calls in the meantime fail with Unavailable.
@@ -53,43 +61,6 @@ var proxyDesc = grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
 // loader builds the matcher the shim pins with; it runs at start and on
 // every reload.
 type loader func(ctx context.Context) (*pin.Matcher, error)
-
-// shim is a transparent CRI proxy: it forwards every call to the runtime
-// unchanged and corrects Image.Pinned in the answers to ListImages,
-// ImageStatus and StreamImages.
-type shim struct {
-	upstream *grpc.ClientConn
-	// runtimePath is the runtime's socket, which the relay dials once per
-	// client connection.
-	runtimePath string
-	load        loader
-	pins        pin.Set
-	loaded      atomic.Bool   // pins holds rules: a load has succeeded
-	ready       chan struct{} // closed once loaded is true
-	readyOnce   sync.Once
-	log         *slog.Logger
-	tuning      hopTuning // of the shim's gRPC server
-	// grpcOnly serves every connection with the gRPC proxy, never the
-	// relay: the floor TestHopTable compares with.
-	grpcOnly bool
-	// metrics records what the shim does; nil records nothing.
-	metrics *metrics
-	// runtimeLost is true after a dial to the runtime failed or a runtime
-	// connection ended from the runtime's side, until a dial succeeds
-	// again (a reconnect).
-	runtimeLost atomic.Bool
-}
-
-// lostRuntime notes that the runtime went away.
-func (s *shim) lostRuntime() { s.runtimeLost.Store(true) }
-
-// reachedRuntime notes a connection to the runtime, and counts a
-// reconnect when it had gone away.
-func (s *shim) reachedRuntime() {
-	if s.runtimeLost.CompareAndSwap(true, false) {
-		s.metrics.reconnect()
-	}
-}
 
 // hopTuning sizes the gRPC transport of the shim's two connections: the
 // one to the runtime (where the big answers arrive) and the shim's server
@@ -144,25 +115,20 @@ func (t hopTuning) serverOptions() []grpc.ServerOption {
 // gRPC connects lazily: a runtime that is not up yet fails the first call,
 // not the dial.
 func dialRuntime(path string) (*grpc.ClientConn, error) {
-	return dialRuntimeTuned(path, defaultTuning())
-}
-
-// dialRuntimeTuned is dialRuntime with the transport sized by t.
-func dialRuntimeTuned(path string, t hopTuning) (*grpc.ClientConn, error) {
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(
-			grpc.ForceCodecV2(wireCodec{}),
-			grpc.MaxCallRecvMsgSize(maxMsgSize),
-			grpc.MaxCallSendMsgSize(maxMsgSize),
-		),
-	}, t.dialOptions()...)
-	// Reconnect soon after a runtime restart: gRPC's default backoff grows
-	// to 2 minutes, during which every call would fail.
-	opts = append(opts, grpc.WithConnectParams(grpc.ConnectParams{
-		Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax},
-		MinConnectTimeout: 5 * time.Second,
-	}))
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(wireCodec{}), grpc.MaxCallRecvMsgSize(maxMsgSize)),
+		// The shim holds its connection to the runtime for good: gRPC's
+		// idle timeout (30 minutes without a call) would close it, and
+		// count a reconnect at the next call.
+		grpc.WithIdleTimeout(0),
+		// Reconnect soon after a runtime restart: gRPC's default backoff
+		// grows to 2 minutes, during which every call would fail.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax},
+			MinConnectTimeout: 5 * time.Second,
+		}),
+	}, defaultTuning().dialOptions()...)
 	conn, err := grpc.NewClient("unix://"+path, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("runtime connection to %q: %w", path, err)
@@ -170,39 +136,49 @@ func dialRuntimeTuned(path string, t hopTuning) (*grpc.ClientConn, error) {
 	return conn, nil
 }
 
-// newShim returns a shim forwarding to upstream (a connection from
-// dialRuntime) that pins what load returns. It calls load once and fails if
-// load does.
-func newShim(ctx context.Context, upstream *grpc.ClientConn, load loader, log *slog.Logger) (*shim, error) {
-	s := newWaitingShim(upstream, load, log)
-	m, err := load(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("initial pin rules: %w", err)
-	}
-	s.store(m)
-	return s, nil
+// newServer returns the shim's gRPC server: every call goes to proxy.
+func (s *Shim) newServer() *grpc.Server {
+	return grpc.NewServer(append([]grpc.ServerOption{
+		grpc.ForceServerCodecV2(wireCodec{}),
+		grpc.UnknownServiceHandler(s.proxy),
+		grpc.MaxRecvMsgSize(maxRequestSize),
+	}, defaultTuning().serverOptions()...)...)
 }
 
-// newWaitingShim returns a shim without rules yet: until a reload succeeds
-// it answers the image methods with Unavailable (see proxy).
-func newWaitingShim(upstream *grpc.ClientConn, load loader, log *slog.Logger) *shim {
-	s := &shim{upstream: upstream, load: load, ready: make(chan struct{}), log: log, tuning: defaultTuning()}
-	if upstream != nil {
-		// dialRuntime's target is "unix://" and the path.
-		s.runtimePath = strings.TrimPrefix(upstream.Target(), "unix://")
+// watchRuntime follows the state of the connection to the runtime until
+// ctx ends, logs when it is lost and found again, and counts each return
+// (sandboxpin_shim_runtime_reconnects_total): ready again after a failed
+// dial or after the connection ended.
+func (s *Shim) watchRuntime(ctx context.Context) {
+	lost := false
+	for st := s.upstream.GetState(); st != connectivity.Shutdown; {
+		if st == connectivity.Ready && lost {
+			lost = false
+			s.metrics.reconnect()
+			s.log.Info("the runtime answers again", "runtime", s.runtimePath)
+		}
+		if !s.upstream.WaitForStateChange(ctx, st) {
+			return
+		}
+		next := s.upstream.GetState()
+		// A connection that leaves Ready has ended, even when it is Ready
+		// again by the time GetState looks.
+		if !lost && next != connectivity.Shutdown && (st == connectivity.Ready || next == connectivity.TransientFailure) {
+			lost = true
+			s.log.Warn("lost the runtime: calls fail with Unavailable until it is back", "runtime", s.runtimePath)
+		}
+		st = next
 	}
-	return s
 }
 
-func (s *shim) store(m *pin.Matcher) {
+func (s *Shim) store(m *pin.Matcher) {
 	s.pins.Store(m)
 	s.loaded.Store(true)
-	s.readyOnce.Do(func() { close(s.ready) })
 }
 
-// reload calls load again and swaps in the new matcher. On failure the old
-// matcher stays and the error says why.
-func (s *shim) reload(ctx context.Context) error {
+// Reload resolves the node again and swaps in the new rules. When that
+// fails, the previous rules stay and the error says why.
+func (s *Shim) Reload(ctx context.Context) error {
 	m, err := s.load(ctx)
 	if err != nil {
 		if !s.loaded.Load() {
@@ -219,7 +195,7 @@ func (s *shim) reload(ctx context.Context) error {
 
 // awaitRules reloads every interval until a load succeeds or ctx ends, and
 // logs the first failure and every tenth after it.
-func (s *shim) awaitRules(ctx context.Context, interval time.Duration) {
+func (s *Shim) awaitRules(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for failures := 1; !s.loaded.Load(); failures++ {
@@ -231,7 +207,7 @@ func (s *shim) awaitRules(ctx context.Context, interval time.Duration) {
 		if s.loaded.Load() { // a SIGHUP got there first
 			return
 		}
-		err := s.reload(ctx)
+		err := s.Reload(ctx)
 		switch {
 		case err == nil:
 			s.log.Info("the runtime answers: pin rules loaded, image calls served again")
@@ -247,224 +223,11 @@ func (s *shim) awaitRules(ctx context.Context, interval time.Duration) {
 // image, so the kubelet is told to retry, as when the runtime is down.
 var errNotReady = status.Error(codes.Unavailable, "crishim: no pin rules loaded yet (the runtime has not been reachable since the shim started); retry")
 
-// serve answers CRI calls on lis until ctx is done, then stops: calls in
-// flight get shutdownGrace to finish. It closes lis, which removes a unix
-// socket that net.Listen created.
-//
-// Once the shim has rules, each connection is relayed (relay.go). Before,
-// connections go to the gRPC proxy (proxy), which answers image calls
-// Unavailable; when the rules load, it tells those connections to go away
-// (GOAWAY), and the clients reconnect, to the relay.
-func (s *shim) serve(ctx context.Context, lis net.Listener) error {
-	if s.grpcOnly {
-		return s.serveGRPC(ctx, lis)
-	}
-	waiting := newConnQueue(lis.Addr())
-	srv := s.newGRPCServer()
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = srv.Serve(waiting) })
-	wg.Go(func() {
-		select {
-		case <-s.ready:
-			srv.GracefulStop() // returns when the calls in flight end
-		case <-ctx.Done():
-		}
-	})
-
-	var (
-		mu     sync.Mutex
-		relays = map[*relayConn]struct{}{}
-		rwg    sync.WaitGroup
-	)
-	accepted := make(chan error, 1)
-	go func() {
-		for {
-			conn, err := lis.Accept()
-			if err != nil {
-				accepted <- err
-				return
-			}
-			if !s.loaded.Load() && waiting.push(conn) {
-				continue
-			}
-			rwg.Go(func() {
-				up, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "unix", s.runtimePath)
-				if err != nil {
-					// As if the client had dialled the runtime itself: the
-					// connection fails, and the client tries again.
-					s.lostRuntime()
-					s.log.Warn("cannot reach the runtime: closing the client's connection", "runtime", s.runtimePath, "err", err)
-					_ = conn.Close()
-					return
-				}
-				s.reachedRuntime()
-				rc := s.newRelayConn(conn, up)
-				mu.Lock()
-				relays[rc] = struct{}{}
-				mu.Unlock()
-				if err := rc.run(); err != nil {
-					s.log.Warn("relay ended", "err", err)
-				}
-				mu.Lock()
-				delete(relays, rc)
-				mu.Unlock()
-			})
-		}
-	}()
-
-	var serveErr error
-	select {
-	case err := <-accepted:
-		serveErr = fmt.Errorf("serve on %s: %w", lis.Addr(), err)
-	case <-ctx.Done():
-	}
-	_ = lis.Close()
-	_ = waiting.Close()
-
-	// Shutdown: no new calls (GOAWAY), and shutdownGrace for those open.
-	mu.Lock()
-	live := make([]*relayConn, 0, len(relays))
-	for rc := range relays {
-		live = append(live, rc)
-	}
-	mu.Unlock()
-	for _, rc := range live {
-		rc.goAway()
-	}
-	stopped := stopGracefully(srv)
-	timer := time.NewTimer(shutdownGrace)
-	defer timer.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-timer.C:
-			s.log.Warn("calls still open at shutdown, cutting them off", "after", shutdownGrace)
-			done = true
-		case <-tick.C:
-			mu.Lock()
-			open := 0
-			for rc := range relays {
-				if rc.openStreams() == 0 {
-					rc.close()
-				}
-				open += rc.openStreams()
-			}
-			mu.Unlock()
-			select {
-			case <-stopped:
-				done = open == 0
-			default:
-			}
-		}
-	}
-	srv.Stop()
-	mu.Lock()
-	for rc := range relays {
-		rc.close()
-	}
-	mu.Unlock()
-	rwg.Wait()
-	<-stopped
-	wg.Wait()
-	if serveErr != nil && !errors.Is(serveErr, net.ErrClosed) {
-		return serveErr
-	}
-	return nil
-}
-
-// stopGracefully starts srv.GracefulStop and returns a channel closed
-// once it returns: when the calls in flight have ended, or srv.Stop cut
-// them off.
-func stopGracefully(srv *grpc.Server) <-chan struct{} {
-	stopped := make(chan struct{})
-	go func() {
-		srv.GracefulStop()
-		close(stopped)
-	}()
-	return stopped
-}
-
-// newGRPCServer returns the gRPC proxy's server.
-func (s *shim) newGRPCServer() *grpc.Server {
-	return grpc.NewServer(append([]grpc.ServerOption{
-		grpc.ForceServerCodecV2(wireCodec{}),
-		grpc.UnknownServiceHandler(s.proxy),
-		grpc.MaxRecvMsgSize(maxMsgSize),
-		grpc.MaxSendMsgSize(maxMsgSize),
-	}, s.tuning.serverOptions()...)...)
-}
-
-// serveGRPC is serve with the gRPC proxy for every connection.
-func (s *shim) serveGRPC(ctx context.Context, lis net.Listener) error {
-	srv := s.newGRPCServer()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(lis) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve on %s: %w", lis.Addr(), err)
-	case <-ctx.Done():
-	}
-	stopped := stopGracefully(srv)
-	timer := time.NewTimer(shutdownGrace)
-	defer timer.Stop()
-	select {
-	case <-stopped:
-	case <-timer.C:
-		s.log.Warn("calls still open at shutdown, cutting them off", "after", shutdownGrace)
-		srv.Stop()
-		<-stopped
-	}
-	if err := <-served; err != nil {
-		return fmt.Errorf("serve on %s: %w", lis.Addr(), err)
-	}
-	return nil
-}
-
-// connQueue is a net.Listener whose connections are pushed to it: those
-// the gRPC proxy serves while the shim waits for rules.
-type connQueue struct {
-	addr net.Addr
-	ch   chan net.Conn
-	done chan struct{}
-	once sync.Once
-}
-
-func newConnQueue(addr net.Addr) *connQueue {
-	return &connQueue{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
-}
-
-// push hands conn to Accept; false once the queue is closed.
-func (q *connQueue) push(conn net.Conn) bool {
-	select {
-	case q.ch <- conn:
-		return true
-	case <-q.done:
-		return false
-	}
-}
-
-func (q *connQueue) Accept() (net.Conn, error) {
-	select {
-	case c := <-q.ch:
-		return c, nil
-	case <-q.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (q *connQueue) Close() error {
-	q.once.Do(func() { close(q.done) })
-	return nil
-}
-
-func (q *connQueue) Addr() net.Addr { return q.addr }
-
 // proxy is the handler of every call: it opens the same method on the
 // runtime and copies messages both ways, headers and trailers included,
 // rewriting only the responses that carry images. A status from the runtime
 // is returned as it is.
-func (s *shim) proxy(_ any, down grpc.ServerStream) (err error) {
+func (s *Shim) proxy(_ any, down grpc.ServerStream) (err error) {
 	method, ok := grpc.MethodFromServerStream(down)
 	if !ok {
 		return status.Error(codes.Internal, "crishim: call without a method name")
@@ -476,38 +239,28 @@ func (s *shim) proxy(_ any, down grpc.ServerStream) (err error) {
 			return errNotReady
 		}
 	}
-	ctx, cancel := context.WithCancel(down.Context())
-	defer cancel()
+	// The call's context ends when the call does (gRPC cancels it), or
+	// when the client goes: so does the call to the runtime.
+	ctx := down.Context()
 	md, _ := metadata.FromIncomingContext(ctx)
-	ctx = metadata.NewOutgoingContext(ctx, forwardable(md))
-	up, err := s.upstream.NewStream(ctx, &proxyDesc, method)
+	up, err := s.upstream.NewStream(metadata.NewOutgoingContext(ctx, forwardable(md)), &proxyDesc, method)
 	if err != nil {
 		return err // the runtime's status, unchanged
 	}
+	if oneRequest()[method] {
+		forwardRequests(down, up, true)
+	} else {
+		// This goroutine may outlive the handler when the runtime ends
+		// the call first; the call's context then ends both streams.
+		go forwardRequests(down, up, false)
+	}
 
-	// Client to runtime. This goroutine may outlive the handler when the
-	// runtime ends the call first; the cancelled ctx then ends both streams.
-	go func() {
-		for {
-			f := new(frame)
-			if err := down.RecvMsg(f); err != nil {
-				if errors.Is(err, io.EOF) {
-					_ = up.CloseSend()
-				} else {
-					cancel()
-				}
-				return
-			}
-			if err := up.SendMsg(f); err != nil {
-				// The call's status comes from up.RecvMsg below.
-				return
-			}
-		}
-	}()
-
-	// Runtime to client.
+	// Runtime to client. The runtime's header goes out with the first
+	// message or the status, in one write, as the runtime sent it:
+	// SendHeader here would cost the client a write of its own (about 7 %
+	// of a ListImages of 1,000 images, measured).
 	if hdr, err := up.Header(); err == nil && len(hdr) > 0 {
-		if err := down.SendHeader(hdr); err != nil {
+		if err := down.SetHeader(hdr); err != nil {
 			return err
 		}
 	}
@@ -523,6 +276,53 @@ func (s *shim) proxy(_ any, down grpc.ServerStream) (err error) {
 		s.rewrite(down.Context(), method, f)
 		if err := down.SendMsg(f); err != nil {
 			return err
+		}
+	}
+}
+
+// oneRequest holds the methods of cri-api whose client sends one message,
+// the unary and server-streaming ones (every method of CRI v1): their
+// request is forwarded before the answer is read, without a goroutine of
+// its own.
+var oneRequest = sync.OnceValue(func() map[string]bool {
+	one := map[string]bool{}
+	criMethods(func(path string, oneRequest bool) { one[path] = oneRequest })
+	return one
+})
+
+// criMethods calls f with the path of every method of cri-api's
+// RuntimeService and ImageService, and whether its client sends one
+// message.
+func criMethods(f func(path string, oneRequest bool)) {
+	for _, d := range []grpc.ServiceDesc{runtimeapi.RuntimeService_ServiceDesc, runtimeapi.ImageService_ServiceDesc} {
+		for _, m := range d.Methods {
+			f("/"+d.ServiceName+"/"+m.MethodName, true)
+		}
+		for _, st := range d.Streams {
+			f("/"+d.ServiceName+"/"+st.StreamName, !st.ClientStreams)
+		}
+	}
+}
+
+// forwardRequests copies the client's messages to the runtime: all of
+// them, until the client half-closes, or only the first when one is true.
+// A client that goes ends the call's context, and so the runtime's call;
+// a runtime that fails the call says why in its status.
+func forwardRequests(down grpc.ServerStream, up grpc.ClientStream, one bool) {
+	for {
+		f := new(frame)
+		if err := down.RecvMsg(f); err != nil {
+			if errors.Is(err, io.EOF) {
+				_ = up.CloseSend()
+			}
+			return
+		}
+		if up.SendMsg(f) != nil {
+			return
+		}
+		if one {
+			_ = up.CloseSend()
+			return
 		}
 	}
 }
@@ -550,7 +350,7 @@ func forwardable(md metadata.MD) metadata.MD {
 // frames, and frames where nothing changes, pass byte for byte without a
 // copy. A frame that does not decode is passed on unchanged and logged: the
 // shim never breaks a call it only meant to improve.
-func (s *shim) rewrite(ctx context.Context, method string, f *frame) {
+func (s *Shim) rewrite(ctx context.Context, method string, f *frame) {
 	var single bool
 	switch method {
 	case methodListImages, methodStreamImages:

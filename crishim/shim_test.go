@@ -167,9 +167,9 @@ func TestShimTransparent(t *testing.T) {
 			t.Parallel()
 			call := func(conn *grpc.ClientConn) ([]byte, metadata.MD, metadata.MD) {
 				var hdr, trl metadata.MD
-				out := new(frame)
+				out := new(rawFrame)
 				octx := metadata.AppendToOutgoingContext(ctx, "x-echo", tt.name)
-				err := conn.Invoke(octx, tt.method, &frame{data: tt.req}, out, raw, grpc.Header(&hdr), grpc.Trailer(&trl))
+				err := conn.Invoke(octx, tt.method, &rawFrame{data: tt.req}, out, raw, grpc.Header(&hdr), grpc.Trailer(&trl))
 				require.NoError(t, err, "%s", tt.method)
 				return out.data, hdr.Copy(), trl.Copy()
 			}
@@ -188,15 +188,46 @@ func TestShimTransparent(t *testing.T) {
 		stream, err := viaShim.NewStream(ctx, &proxyDesc, futureMethod, raw)
 		require.NoError(t, err)
 		for _, msg := range []string{"a", "bb", "ccc"} {
-			require.NoError(t, stream.SendMsg(&frame{data: []byte(msg)}))
-			got := new(frame)
+			require.NoError(t, stream.SendMsg(&rawFrame{data: []byte(msg)}))
+			got := new(rawFrame)
 			require.NoError(t, stream.RecvMsg(got))
 			assert.Equal(t, futureMethod+":"+msg, string(got.data))
 		}
-		require.NoError(t, stream.SendMsg(&frame{data: []byte("fail")}))
-		err = stream.RecvMsg(new(frame))
+		require.NoError(t, stream.SendMsg(&rawFrame{data: []byte("fail")}))
+		err = stream.RecvMsg(new(rawFrame))
 		assert.Equal(t, codes.FailedPrecondition, status.Code(err), "status of a failed stream: %v", err)
 	})
+}
+
+// TestShimStreaming checks the calls of the kubelet's streaming: Exec,
+// Attach and PortForward answer the runtime's own streaming URL, which the
+// kubelet then connects to (the shim is not on that path); and the events
+// of GetContainerEvents, a stream that does not end, arrive as the runtime
+// sends them.
+func TestShimStreaming(t *testing.T) {
+	t.Parallel()
+	runtimePath := startFake(t, newFake())
+	_, shimPath := startShim(t, runtimePath, fixed(testMatcher(t)))
+	rt := runtimeapi.NewRuntimeServiceClient(dial(t, shimPath))
+	ctx := testContext(t)
+
+	exec, err := rt.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: "c1", Cmd: []string{"sh"}, Stdout: true})
+	require.NoError(t, err)
+	assert.Equal(t, streamingURL("exec", "c1"), exec.GetUrl(), "Exec")
+	attach, err := rt.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: "c2", Stdout: true})
+	require.NoError(t, err)
+	assert.Equal(t, streamingURL("attach", "c2"), attach.GetUrl(), "Attach")
+	pf, err := rt.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: "s1", Port: []int32{80}})
+	require.NoError(t, err)
+	assert.Equal(t, streamingURL("portforward", "s1"), pf.GetUrl(), "PortForward")
+
+	events, err := rt.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+	require.NoError(t, err)
+	for i := range fakeEvents { // the runtime still holds the stream open
+		ev, err := events.Recv()
+		require.NoError(t, err, "event %d", i)
+		assert.Equal(t, fmt.Sprint(i), ev.GetContainerId())
+	}
 }
 
 func mustMarshal(t *testing.T, m proto.Message) []byte {
@@ -234,7 +265,7 @@ func TestShimReload(t *testing.T) {
 	ctx := testContext(t)
 	for i = range steps { // sequential: each step depends on the one before
 		if i > 0 {
-			err := s.reload(ctx)
+			err := s.Reload(ctx)
 			if steps[i].err != nil {
 				require.ErrorIs(t, err, steps[i].err, steps[i].name)
 			} else {
@@ -248,8 +279,8 @@ func TestShimReload(t *testing.T) {
 }
 
 // benchImages returns n canonical images with a tag and a repo digest each;
-// the first is the pause image, unpinned, so the shim re-encodes every
-// answer (its worst case).
+// the first is the pause image, unpinned, so the shim patches every answer
+// (its worst case).
 func benchImages(n int) []*runtimeapi.Image {
 	imgs := make([]*runtimeapi.Image, n)
 	for i := range imgs {
@@ -267,39 +298,4 @@ func benchImages(n int) []*runtimeapi.Image {
 		}
 	}
 	return imgs
-}
-
-// BenchmarkListImages measures ListImages of 1,000 images straight from an
-// in-process runtime and through the shim (which decodes, pins the pause
-// image and re-encodes); the difference is the latency the shim adds. The
-// last case is a shim with nothing to pin, which decodes and forwards the
-// runtime's bytes.
-func BenchmarkListImages(b *testing.B) {
-	runtimePath := startFake(b, &fakeRuntime{images: benchImages(1000)})
-	_, shimPath := startShim(b, runtimePath, fixed(testMatcher(b)))
-	_, idlePath := startShim(b, runtimePath, fixed(nil))
-	ctx := testContext(b)
-	for _, bc := range []struct {
-		name       string
-		path       string // socket called
-		wantPinned bool   // the pause image's Pinned in the answer
-	}{
-		{name: "direct", path: runtimePath, wantPinned: false},
-		{name: "shim", path: shimPath, wantPinned: true},
-		{name: "shim-nothing-to-pin", path: idlePath, wantPinned: false}, // decodes, passes the bytes on
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			client := runtimeapi.NewImageServiceClient(dial(b, bc.path))
-			b.ReportAllocs()
-			for b.Loop() {
-				resp, err := client.ListImages(ctx, &runtimeapi.ListImagesRequest{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(resp.GetImages()) != 1000 || resp.GetImages()[0].GetPinned() != bc.wantPinned {
-					b.Fatalf("ListImages: %d images, pause pinned %v", len(resp.GetImages()), resp.GetImages()[0].GetPinned())
-				}
-			}
-		})
-	}
 }
