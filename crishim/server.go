@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,16 +50,6 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// stringsFlag is a repeatable string flag.
-type stringsFlag []string
-
-func (s *stringsFlag) String() string { return strings.Join(*s, ",") }
-
-func (s *stringsFlag) Set(v string) error {
-	*s = append(*s, v)
-	return nil
-}
-
 // AddFlags defines the flags of `sandboxpin shim` on fs, writing into o:
 // --listen, --runtime-endpoint, --root, --pin (repeatable) and
 // --metrics-listen. Logging flags are the caller's.
@@ -71,7 +60,10 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		o.Root = "/"
 	}
 	fs.StringVar(&o.Root, "root", o.Root, "the node's root file system, read to resolve the sandbox image")
-	fs.Var((*stringsFlag)(&o.Pins), "pin", "an extra pin `pattern` (repeatable): reference, digest, prefix* or *keyword*")
+	fs.Func("pin", "an extra pin `pattern` (repeatable): reference, digest, prefix* or *keyword*", func(p string) error {
+		o.Pins = append(o.Pins, p)
+		return nil
+	})
 	fs.StringVar(&o.MetricsListen, "metrics-listen", o.MetricsListen, "serve Prometheus /metrics and /healthz on this host:port (default: none)")
 }
 
