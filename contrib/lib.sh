@@ -30,6 +30,7 @@ copy_module() {
 # repository (cri-dockerd's k8s.io/kubernetes v1.29.15 requires k8s.io/*
 # v0.0.0), which -e lists as they are written.
 apply_patch() {
+	mkdir -p "$(dirname "$2")"
 	go list -m -e all 2>/dev/null >"$2.modules.before"
 	cp go.mod go.mod.orig && cp go.sum go.sum.orig
 	# git apply works outside a repository; --verbose names each file.
