@@ -53,7 +53,7 @@ log() { printf '[deps %ss] %s\n' "$SECONDS" "$*"; }
 
 # build_patched NAME VERSION DIR...: contrib/NAME/build.sh into
 # $CACHE/NAME-patched/VERSION, rebuilt when the patch, the build scripts or
-# the Go sources under the sandboxpin DIRs it links change: their hash is the
+# the Go sources (not tests) under the sandboxpin DIRs it links change: their hash is the
 # content of .done. Each build.sh builds like the stock build, so the Go
 # build cache serves everything the patch does not reach.
 build_patched() {
@@ -61,7 +61,7 @@ build_patched() {
 	shift 2
 	dir=$CACHE/$name-patched/$version
 	key=$( (cat contrib/lib.sh "contrib/$name/pin.patch" "contrib/$name/build.sh" go.mod
-		find "$@" -name '*.go' | sort | xargs cat) | sha256sum | cut -c1-16)
+		find "$@" -name '*.go' ! -name '*_test.go' | sort | xargs cat) | sha256sum | cut -c1-16)
 	[ "$(cat "$dir/.done" 2>/dev/null)" = "$key" ] && return 0
 	rm -rf "$dir"
 	bash "contrib/$name/build.sh" "$dir" "$version" "$CACHE/src/$name-patched-$version"
