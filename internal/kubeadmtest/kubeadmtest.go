@@ -120,6 +120,9 @@ type Config struct {
 	// as the mount point), so that a patched kubeadm reads the test
 	// runtime's config.toml as the node's.
 	EtcContainerd string
+	// Verbosity, when above 0, is kubeadm's -v (klog's V levels: the
+	// sandbox image check logs what it could not learn at 4).
+	Verbosity int
 	// KubernetesVersion is the ClusterConfiguration's kubernetesVersion;
 	// "" means the kubeadm's own version (Binary), so nothing is fetched.
 	KubernetesVersion string
@@ -303,8 +306,12 @@ func Preflight(t testing.TB, c Config) PreflightResult {
 		t.Fatal("kubeadmtest: Preflight needs Config.CRISocket")
 	}
 	var r PreflightResult
-	r.Stdout, r.Stderr, r.Err = runAs(t, c, "init", "phase", "preflight", "--config", writeConfig(t, c),
-		"--ignore-preflight-errors", strings.Join(IgnoredChecks, ","))
+	args := []string{"init", "phase", "preflight", "--config", writeConfig(t, c),
+		"--ignore-preflight-errors", strings.Join(IgnoredChecks, ",")}
+	if c.Verbosity > 0 {
+		args = append(args, fmt.Sprintf("--v=%d", c.Verbosity))
+	}
+	r.Stdout, r.Stderr, r.Err = runAs(t, c, args...)
 	parsePreflight(&r)
 	return r
 }

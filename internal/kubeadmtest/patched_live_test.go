@@ -82,7 +82,7 @@ func TestLivePatchedKubeadm(t *testing.T) {
 
 					for _, build := range []struct{ name, bin string }{{"stock", ""}, {"patched", kubeadmtest.PatchedBinary()}} {
 						r := kubeadmtest.Preflight(t, kubeadmtest.Config{
-							Binary: build.bin, EtcContainerd: etc, KubernetesVersion: version, CRISocket: c.Endpoint,
+							Binary: build.bin, EtcContainerd: etc, KubernetesVersion: version, CRISocket: c.Endpoint, Verbosity: 4,
 						})
 						require.NoError(t, r.Err, "%s kubeadm init phase preflight\nstdout:\n%s\nstderr:\n%s", build.name, r.Stdout, r.Stderr)
 						assert.False(t, r.Pulled, "%s kubeadm pulled an image:\n%s", build.name, r.Stderr)
@@ -91,6 +91,11 @@ func TestLivePatchedKubeadm(t *testing.T) {
 							want = sc.stock16 && v == containerdtest.V1
 						}
 						assert.Equal(t, want, r.SandboxWarning != "", "%s kubeadm's sandbox warning: %q", build.name, r.SandboxWarning)
+						// At -v=4: containerd 2.x reports no sandbox image, and
+						// the patched build then read it from the config.
+						assert.Equal(t, v != containerdtest.V1, strings.Contains(r.Stderr, "failed to detect the sandbox image for local container runtime"),
+							"%s: the runtime reports a sandbox image over CRI only on 1.x", build.name)
+						assert.NotContains(t, r.Stderr, "failed to read the sandbox image from the container runtime config", build.name)
 						if r.SandboxWarning != "" {
 							assert.Equal(t, sc.configured, r.RuntimeSandbox, "%s names the runtime's image", build.name)
 							assert.Equal(t, kubeadmPause, r.KubeadmSandbox, "%s names its own", build.name)
