@@ -39,6 +39,8 @@ PROMETHEUS_VERSION=v0.315.1
 # (MinimumDockerAPIVersion in libdocker/client.go at v0.4.0; v0.3.14 and
 # v0.4.4 accept 1.26), and Debian 12's Docker Engine speaks 1.41.
 CRI_DOCKERD_VERSIONS="v0.3.14 v0.4.4"
+# contrib/cri-dockerd/pin.patch applies to this one (issue 31).
+CRI_DOCKERD_PATCHED_VERSION=v0.4.4
 # docker.io is Docker Engine 20.10.24 (Debian 12), the engine cri-dockerd
 # talks to; it runs its own containerd from Debian's containerd package.
 DEBIAN_PACKAGES="containerd runc conmon skopeo libseccomp-dev pkg-config make gcc docker.io"
@@ -52,6 +54,23 @@ CRIO_TAGS="containers_image_ostree_stub containers_image_openpgp exclude_graphdr
 
 mkdir -p "$CACHE/logs"
 log() { printf '[deps %ss] %s\n' "$SECONDS" "$*"; }
+
+# build_patched NAME VERSION DIR...: contrib/NAME/build.sh into
+# $CACHE/NAME-patched/VERSION, rebuilt when the patch, the build scripts or
+# the Go sources (not tests) under the sandboxpin DIRs it links change: their hash is the
+# content of .done. Each build.sh builds like the stock build, so the Go
+# build cache serves everything the patch does not reach.
+build_patched() {
+	local name=$1 version=$2 dir key
+	shift 2
+	dir=$CACHE/$name-patched/$version
+	key=$( (cat contrib/lib.sh "contrib/$name/pin.patch" "contrib/$name/build.sh" go.mod
+		find "$@" -name '*.go' ! -name '*_test.go' | sort | xargs cat) | sha256sum | cut -c1-16)
+	[ "$(cat "$dir/.done" 2>/dev/null)" = "$key" ] && return 0
+	rm -rf "$dir"
+	bash "contrib/$name/build.sh" "$dir" "$version" "$CACHE/src/$name-patched-$version"
+	echo "$key" >"$dir/.done"
+}
 
 # done DIR: whether DIR holds a finished build.
 done_in() { [ -f "$1/.done" ]; }
@@ -95,17 +114,9 @@ build_containerd17() {
 }
 
 # build_containerd_patched: containerd $CONTAINERD_2_4_VERSION with
-# contrib/containerd/pin.patch (issue 23), rebuilt when the patch, its build
-# script or the pin and reference sources it links change (their hash is
-# the content of .done). Built like the stock one, so the Go build cache
-# serves everything the patch does not reach.
+# contrib/containerd/pin.patch (issue 23).
 build_containerd_patched() {
-	local dir=$CACHE/containerd-patched/$CONTAINERD_2_4_VERSION key
-	key=$(cat contrib/containerd/pin.patch contrib/containerd/build.sh go.mod pin/*.go reference/*.go | sha256sum | cut -c1-16)
-	[ "$(cat "$dir/.done" 2>/dev/null)" = "$key" ] && return 0
-	rm -rf "$dir"
-	CONTAINERD_TAGS=$CONTAINERD_TAGS bash contrib/containerd/build.sh "$dir" "$CONTAINERD_2_4_VERSION" "$CACHE/src/containerd-patched-$CONTAINERD_2_4_VERSION"
-	echo "$key" >"$dir/.done"
+	CONTAINERD_TAGS=$CONTAINERD_TAGS build_patched containerd "$CONTAINERD_2_4_VERSION" pin reference
 }
 
 build_crio() {
@@ -194,10 +205,23 @@ build_cridockerd() {
 }
 
 # build_kubernetes: kubeadm, then the kubelet (the same k8s.io/kubernetes
-# packages).
+# packages), then kubeadm with contrib/kubeadm/pin.patch (issue 31), which
+# the stock builds' cache serves.
 build_kubernetes() {
 	build_k8s kubeadm "$KUBEADM_VERSION"
 	build_k8s kubelet "$KUBELET_VERSION"
+	build_kubeadm_patched
+}
+
+# build_kubeadm_patched: contrib/kubeadm (issue 31); it links resolve.
+build_kubeadm_patched() {
+	build_patched kubeadm "$KUBEADM_VERSION" pin reference criinfo resolve
+}
+
+# build_cridockerd_patched: contrib/cri-dockerd (issue 31) on the newest
+# release; it links pin and reference.
+build_cridockerd_patched() {
+	build_patched cri-dockerd "$CRI_DOCKERD_PATCHED_VERSION" pin reference
 }
 
 # build_containerd_all: containerd 2.4 with its runc shim and ctr (the same
@@ -221,12 +245,14 @@ build_containerd_all() {
 	build_containerd17
 }
 
-# build_cridockerd_all: every cri-dockerd release, newest first.
+# build_cridockerd_all: every cri-dockerd release, newest first, and the
+# patched newest.
 build_cridockerd_all() {
 	local v
 	for v in $(printf '%s\n' $CRI_DOCKERD_VERSIONS | sort -rV); do
 		build_cridockerd "$v"
 	done
+	build_cridockerd_patched
 }
 
 # job NAME CMD...: run CMD in the background, logging to logs/NAME.log,
@@ -319,6 +345,7 @@ wait_all
 		echo "export SANDBOXPIN_SKOPEO='$(command -v skopeo || echo /usr/bin/skopeo)'"
 		echo "export SANDBOXPIN_KUBEADM='$CACHE/kubeadm/$KUBEADM_VERSION/kubeadm'"
 		echo "export SANDBOXPIN_KUBEADM_VERSION='$KUBEADM_VERSION'"
+		echo "export SANDBOXPIN_KUBEADM_PATCHED='$CACHE/kubeadm-patched/$KUBEADM_VERSION/kubeadm'"
 		echo "export SANDBOXPIN_KUBELET='$CACHE/kubelet/$KUBELET_VERSION/kubelet'"
 		echo "export SANDBOXPIN_KUBELET_VERSION='$KUBELET_VERSION'"
 		echo "export SANDBOXPIN_DOCKERD='$(command -v dockerd || echo /usr/sbin/dockerd)'"
@@ -327,6 +354,7 @@ wait_all
 		for v in $CRI_DOCKERD_VERSIONS; do
 			echo "export SANDBOXPIN_CRI_DOCKERD_$(echo "${v#v}" | tr . _)='$CACHE/cri-dockerd/$v/cri-dockerd'"
 		done
+		echo "export SANDBOXPIN_CRI_DOCKERD_PATCHED='$CACHE/cri-dockerd-patched/$CRI_DOCKERD_PATCHED_VERSION/cri-dockerd'"
 		echo "export SANDBOXPIN_CONTAINERD_2_4_SHIM='$CACHE/containerd-shim-runc-v2/$CONTAINERD_2_4_VERSION/containerd-shim-runc-v2'"
 	fi
 } >"$CACHE/env.sh"

@@ -9,52 +9,27 @@
 #   bash contrib/containerd/build.sh OUT [VERSION] [SRC]
 #
 # OUT receives containerd, go.mod.diff and go.sum.diff (what the patch costs
-# containerd's module graph) and modules.diff (`go list -m all` before and
-# after: only github.com/sandboxpin/sandboxpin may appear). SRC (default
-# OUT.src) is the work tree, kept for reading. The build fails when the patch
-# does not apply, or when any requirement other than sandboxpin changes.
+# containerd's module graph) and modules.diff (`go list -m -e all` before and
+# after). SRC (default OUT.src) is the work tree, kept for reading. The build
+# fails when the patch does not apply, or when the module graph changes
+# beyond sandboxpin (contrib/lib.sh).
 set -euo pipefail
 
 out=${1:?usage: build.sh OUT [VERSION] [SRC]}
 version=${2:-v2.4.2}
 src=${3:-$out.src}
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
 # The tags of the stock build (scripts/deps.sh CONTAINERD_TAGS): the same
 # tags and -trimpath give the same build cache keys for the dependencies.
 tags=${CONTAINERD_TAGS:-no_btrfs no_devmapper no_zfs}
-# The version scripts/deps.sh builds the root module at: unpublished, so the
-# replace below points it at this checkout.
-sbp=github.com/sandboxpin/sandboxpin
-sbpv=v0.0.0-00010101000000-000000000000
+# shellcheck source=contrib/lib.sh
+. "$here/../lib.sh"
 
-# No workspace: containerd is the main module, as in its own repository.
-export GOWORK=off GOFLAGS=-mod=mod
-
-mod=$(go mod download -json "github.com/containerd/containerd/v2@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-[ -n "$mod" ] || { echo "build.sh: containerd $version not in the module cache" >&2; exit 1; }
-rm -rf "$src" && mkdir -p "$(dirname "$src")" "$(dirname "$out")"
-cp -r "$mod" "$src" && chmod -R u+w "$src"
+copy_module "github.com/containerd/containerd/v2@$version" "$src" >/dev/null
 cd "$src"
-go list -m all >"$out.modules.before"
-cp go.mod go.mod.orig && cp go.sum go.sum.orig
-# git apply works outside a repository; --verbose names each file.
-git apply --verbose "$here/pin.patch"
-go mod edit -require="$sbp@$sbpv" -replace="$sbp=$repo"
+apply_patch "$here/pin.patch" "$out"
 # Adds the go.sum lines the new import needs and nothing else: no tidy, which
 # would also rewrite lines the patch has nothing to do with.
 go build -trimpath -tags "$tags" -o "$out.containerd.tmp" ./cmd/containerd
-go list -m all >"$out.modules.after"
-
-mkdir -p "$out"
-diff -u go.mod.orig go.mod >"$out/go.mod.diff" || true
-diff -u go.sum.orig go.sum >"$out/go.sum.diff" || true
-diff "$out.modules.before" "$out.modules.after" >"$out/modules.diff" || true
-rm -f "$out.modules.before" "$out.modules.after"
-# Only sandboxpin may be added; a changed version of anything else is a raised
-# requirement that every containerd build would inherit.
-if grep '^[<>]' "$out/modules.diff" | grep -v "^> $sbp $sbpv => $repo\$"; then
-	echo "build.sh: the patch changes containerd's module graph beyond $sbp (above)" >&2
-	exit 1
-fi
+check_graph "$out"
 mv "$out.containerd.tmp" "$out/containerd"

@@ -33,27 +33,47 @@ type Version string
 const (
 	V0314 Version = "v0.3.14"
 	V044  Version = "v0.4.4"
+	// V044Pin is v0.4.4 with contrib/cri-dockerd/pin.patch (issue 31);
+	// not in Versions: no release.
+	V044Pin Version = "v0.4.4+pin"
 )
 
-// Versions returns every build, oldest first.
+// patchSuffix marks a build with contrib/cri-dockerd/pin.patch.
+const patchSuffix = "+pin"
+
+// Versions returns every release build, oldest first.
 func Versions() []Version { return []Version{V0314, V044} }
 
-// Release is the version without its "v", as `cri-dockerd --version` prints
-// it ("cri-dockerd 0.4.4 (98c4823)").
-func (v Version) Release() string { return strings.TrimPrefix(string(v), "v") }
+// Release is the version without its "v" or patch mark, as `cri-dockerd
+// --version` prints it ("cri-dockerd 0.4.4 (98c4823)").
+func (v Version) Release() string {
+	return strings.TrimSuffix(strings.TrimPrefix(string(v), "v"), patchSuffix)
+}
+
+// Patched reports whether v is built with contrib/cri-dockerd/pin.patch.
+func (v Version) Patched() bool { return strings.HasSuffix(string(v), patchSuffix) }
 
 // Env is the variable that names v's binary:
-// SANDBOXPIN_CRI_DOCKERD_0_4_4 for v0.4.4.
+// SANDBOXPIN_CRI_DOCKERD_0_4_4 for v0.4.4, SANDBOXPIN_CRI_DOCKERD_PATCHED
+// for the patched build.
 func (v Version) Env() string {
+	if v.Patched() {
+		return "SANDBOXPIN_CRI_DOCKERD_PATCHED"
+	}
 	return "SANDBOXPIN_CRI_DOCKERD_" + strings.ReplaceAll(v.Release(), ".", "_")
 }
 
-// Binary returns v's binary from the environment, or its place in the cache.
+// Binary returns v's binary from the environment, or its place in the
+// cache (scripts/deps.sh's build_cridockerd and build_cridockerd_patched).
 func (v Version) Binary() string {
 	if s := os.Getenv(v.Env()); s != "" {
 		return s
 	}
-	return filepath.Join(containerdtest.CacheDir(), "cri-dockerd", string(v), "cri-dockerd")
+	dir := "cri-dockerd"
+	if v.Patched() {
+		dir = "cri-dockerd-patched"
+	}
+	return filepath.Join(containerdtest.CacheDir(), dir, "v"+v.Release(), "cri-dockerd")
 }
 
 // Environment variables that name Docker Engine's programs.

@@ -36,7 +36,9 @@
 //
 // It needs root, and what scripts/deps.sh provides: dockerd and docker
 // (Debian's docker.io; SANDBOXPIN_DOCKERD, SANDBOXPIN_DOCKER) and each
-// cri-dockerd build (SANDBOXPIN_CRI_DOCKERD_0_3_14, SANDBOXPIN_CRI_DOCKERD_0_4_4).
+// cri-dockerd build (SANDBOXPIN_CRI_DOCKERD_0_3_14, SANDBOXPIN_CRI_DOCKERD_0_4_4,
+// and SANDBOXPIN_CRI_DOCKERD_PATCHED for [V044Pin], v0.4.4 with
+// contrib/cri-dockerd/pin.patch).
 // Without them [Start] skips the test, or fails it when
 // SANDBOXPIN_REQUIRE_RUNTIMES=1; under -short it always skips.
 package cridockerdtest

@@ -18,7 +18,10 @@ import (
 
 // Environment variables read by the helper.
 const (
-	EnvKubeadm        = "SANDBOXPIN_KUBEADM"
+	EnvKubeadm = "SANDBOXPIN_KUBEADM"
+	// EnvKubeadmPatched names kubeadm with contrib/kubeadm/pin.patch
+	// (issue 31).
+	EnvKubeadmPatched = "SANDBOXPIN_KUBEADM_PATCHED"
 	EnvKubeadmVersion = "SANDBOXPIN_KUBEADM_VERSION"
 	EnvRequire        = runtimetest.EnvRequire
 	EnvCache          = runtimetest.EnvCache
@@ -69,14 +72,32 @@ func Binary() (path, version string) {
 	return path, version
 }
 
+// PatchedBinary returns kubeadm with contrib/kubeadm/pin.patch (from the
+// environment, or where scripts/deps.sh's build_kubeadm_patched puts it),
+// whether or not it exists.
+func PatchedBinary() string {
+	if p := os.Getenv(EnvKubeadmPatched); p != "" {
+		return p
+	}
+	_, version := Binary()
+	return filepath.Join(cacheDir(), "kubeadm-patched", version, "kubeadm")
+}
+
 // Available reports whether kubeadm can run its checks here, and if not, why.
 func Available() (bool, string) {
 	bin, _ := Binary()
+	return available(bin)
+}
+
+// AvailablePatched is [Available] for [PatchedBinary].
+func AvailablePatched() (bool, string) { return available(PatchedBinary()) }
+
+func available(bin string) (bool, string) {
 	if os.Geteuid() != 0 {
 		return false, "kubeadm's pre-flight needs root"
 	}
 	if _, err := exec.LookPath(bin); err != nil {
-		return false, fmt.Sprintf("kubeadm: %s not found (%v); run `bash scripts/deps.sh` as root (build_kubeadm), then source %s",
+		return false, fmt.Sprintf("kubeadm: %s not found (%v); run `bash scripts/deps.sh` as root (build_kubernetes), then source %s",
 			bin, err, filepath.Join(cacheDir(), "env.sh"))
 	}
 	return true, ""
@@ -89,8 +110,19 @@ func Require(t testing.TB) {
 	runtimetest.Require(t, "kubeadm", Available)
 }
 
-// Config is what kubeadm is told.
+// Config is what kubeadm is told, and which kubeadm.
 type Config struct {
+	// Binary is the kubeadm to run; "" is [Binary].
+	Binary string
+	// EtcContainerd, when set, is a directory that kubeadm sees as
+	// /etc/containerd: it runs in a mount namespace of its own with the
+	// directory bind-mounted there (the host's /etc/containerd must exist
+	// as the mount point), so that a patched kubeadm reads the test
+	// runtime's config.toml as the node's.
+	EtcContainerd string
+	// Verbosity, when above 0, is kubeadm's -v (klog's V levels: the
+	// sandbox image check logs what it could not learn at 4).
+	Verbosity int
 	// KubernetesVersion is the ClusterConfiguration's kubernetesVersion;
 	// "" means the kubeadm's own version (Binary), so nothing is fetched.
 	KubernetesVersion string
@@ -146,7 +178,23 @@ func writeConfig(t testing.TB, c Config) string {
 // run runs kubeadm with args and returns stdout, stderr and the error.
 func run(t testing.TB, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	bin, _ := Binary()
+	return runAs(t, Config{}, args...)
+}
+
+// runAs runs c's kubeadm with args, seeing c.EtcContainerd as
+// /etc/containerd.
+func runAs(t testing.TB, c Config, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	bin := c.Binary
+	if bin == "" {
+		bin, _ = Binary()
+	}
+	if c.EtcContainerd != "" {
+		// unshare(1) makes the new mount namespace's propagation private:
+		// the bind mount never reaches the host.
+		args = append([]string{"--mount", "sh", "-c", `mount --bind "$0" /etc/containerd && exec "$@"`, c.EtcContainerd, bin}, args...)
+		bin = "unshare"
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -258,8 +306,12 @@ func Preflight(t testing.TB, c Config) PreflightResult {
 		t.Fatal("kubeadmtest: Preflight needs Config.CRISocket")
 	}
 	var r PreflightResult
-	r.Stdout, r.Stderr, r.Err = run(t, "init", "phase", "preflight", "--config", writeConfig(t, c),
-		"--ignore-preflight-errors", strings.Join(IgnoredChecks, ","))
+	args := []string{"init", "phase", "preflight", "--config", writeConfig(t, c),
+		"--ignore-preflight-errors", strings.Join(IgnoredChecks, ",")}
+	if c.Verbosity > 0 {
+		args = append(args, fmt.Sprintf("--v=%d", c.Verbosity))
+	}
+	r.Stdout, r.Stderr, r.Err = runAs(t, c, args...)
 	parsePreflight(&r)
 	return r
 }

@@ -1,6 +1,7 @@
 package kubelettest_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -62,6 +63,7 @@ type gcRow struct {
 	name       string
 	runtime    string                 // runtimeContainerd, runtimeCRIO or runtimeCRIDockerd
 	version    containerdtest.Version // containerd's build
+	criDockerd cridockerdtest.Version // cri-dockerd's build; V044 when ""
 	configured string                 // the sandbox image in the runtime's config
 	// shim puts `sandboxpin shim` between the kubelet and the runtime.
 	shim bool
@@ -124,6 +126,10 @@ var gcRows = []gcRow{
 	{name: "cri-dockerd-0.4.4/alias", runtime: runtimeCRIDockerd, configured: aliasPause, wantDeleted: true, wantPod: podNoSandbox},
 	{name: "cri-dockerd-0.4.4/alias/shim", runtime: runtimeCRIDockerd, configured: aliasPause, shim: true, wantPod: podNoSandbox},
 	{name: "cri-dockerd-0.4.4/alias/fixed", runtime: runtimeCRIDockerd, configured: aliasPause, fix: true, wantPod: podNoSandboxHere},
+	// cri-dockerd 0.4.4 with contrib/cri-dockerd/pin.patch pins the alias
+	// spelling itself (issue 31): the kubelet keeps the image with no shim.
+	// It still pulls the configured name for every sandbox, as stock does.
+	{name: "cri-dockerd-0.4.4-pin/alias", runtime: runtimeCRIDockerd, criDockerd: cridockerdtest.V044Pin, configured: aliasPause, wantPod: podNoSandbox},
 }
 
 // shimPairs name, for rows through the shim, the direct row with the same
@@ -580,20 +586,26 @@ func startCRIO(t *testing.T, tt gcRow) *node {
 	}
 }
 
-// startCRIDockerd starts Docker Engine and cri-dockerd 0.4.4 for tt with the
-// pause image and the victim. dockerd is always offline (its own network
-// namespace with loopback only), so a pull fails at once.
+// startCRIDockerd starts Docker Engine and cri-dockerd 0.4.4 (or
+// tt.criDockerd) for tt with the pause image and the victim. dockerd is
+// always offline (its own network namespace with loopback only), so a pull
+// fails at once.
 func startCRIDockerd(t *testing.T, tt gcRow) *node {
-	cridockerdtest.Require(t, cridockerdtest.V044)
+	v := cmp.Or(tt.criDockerd, cridockerdtest.V044)
+	cridockerdtest.Require(t, v)
 	pause, err := pauseBinary()
 	require.NoError(t, err)
-	d := cridockerdtest.Start(t, cridockerdtest.V044, cridockerdtest.Options{
+	d := cridockerdtest.Start(t, v, cridockerdtest.Options{
 		PodInfraImage: tt.configured,
 		Images:        []containerdtest.Image{{Names: []string{storedPause}, Executable: pause}, {Names: []string{victim}}},
 	})
 	removePodsAtCleanup(t, d.Endpoint)
+	release := "cri-dockerd " + v.Release()
+	if v.Patched() {
+		release += " + contrib/cri-dockerd/pin.patch"
+	}
 	return &node{
-		release:  "cri-dockerd " + cridockerdtest.V044.Release(),
+		release:  release,
 		endpoint: d.Endpoint,
 		root:     d.Dir,
 		// The unit's flag changes, and cri-dockerd restarts.

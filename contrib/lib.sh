@@ -1,0 +1,62 @@
+# Shared by contrib/*/build.sh (sourced, not run): a writable copy of a
+# module's source with a patch and a requirement on this checkout's
+# github.com/sandboxpin/sandboxpin, and the check that the patch changes the
+# module graph by that requirement alone.
+
+sbp=github.com/sandboxpin/sandboxpin
+# The version scripts/deps.sh builds the root module at: unpublished, so the
+# replace points it at this checkout.
+sbpv=v0.0.0-00010101000000-000000000000
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# No workspace: the patched module is the main module, as in its own
+# repository.
+export GOWORK=off GOFLAGS=-mod=mod
+
+# copy_module MODULE@VERSION SRC: a writable copy of the module's source in
+# SRC; prints the commit the module proxy names for the version.
+copy_module() {
+	local info dir
+	info=$(go mod download -json "$1")
+	dir=$(printf '%s\n' "$info" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	[ -n "$dir" ] || { echo "build.sh: $1 not in the module cache" >&2; return 1; }
+	rm -rf "$2" && mkdir -p "$(dirname "$2")" && cp -r "$dir" "$2" && chmod -R u+w "$2"
+	printf '%s\n' "$info" | sed -n 's/^[[:space:]]*"Hash": "\(.*\)",*$/\1/p'
+}
+
+# apply_patch PATCH OUT: in the current directory (the copy), records the
+# module graph, applies PATCH and adds the requirement. `go list -m -e all`:
+# some modules' go.mod name versions that exist only inside their own
+# repository (cri-dockerd's k8s.io/kubernetes v1.29.15 requires k8s.io/*
+# v0.0.0), which -e lists as they are written.
+apply_patch() {
+	mkdir -p "$(dirname "$2")"
+	go list -m -e all 2>/dev/null >"$2.modules.before"
+	cp go.mod go.mod.orig && cp go.sum go.sum.orig
+	# git apply works outside a repository; --verbose names each file.
+	git apply --verbose "$1"
+	go mod edit -require="$sbp@$sbpv" -replace="$sbp=$repo"
+}
+
+# check_graph OUT: after the build, writes OUT/go.mod.diff, OUT/go.sum.diff
+# and OUT/modules.diff, and fails when a module of the graph changed version
+# or went away, or when a module was added that is neither sandboxpin nor
+# in sandboxpin's own module graph at that version: a module that is new to
+# the consumer (go-toml/v2 for cri-dockerd and kubernetes) is allowed and
+# listed in modules.diff; no existing requirement may move.
+check_graph() {
+	local out=$1 allowed
+	mkdir -p "$out"
+	diff -u go.mod.orig go.mod >"$out/go.mod.diff" || true
+	diff -u go.sum.orig go.sum >"$out/go.sum.diff" || true
+	go list -m -e all 2>/dev/null >"$out.modules.after"
+	diff "$out.modules.before" "$out.modules.after" >"$out/modules.diff" || true
+	rm -f "$out.modules.before" "$out.modules.after"
+	# sandboxpin's own module graph, as `> path version` lines.
+	allowed=$(cd "$repo" && go list -m all | sed 1d | sed 's/^/> /')
+	if grep '^[<>]' "$out/modules.diff" | grep -v "^> $sbp $sbpv => $repo\$" |
+		grep -vxF -e "$allowed"; then
+		echo "build.sh: the patch changes the module graph beyond $sbp and its requirements (above)" >&2
+		return 1
+	fi
+}
