@@ -222,21 +222,16 @@
 //
 // Parsing is bounded too, while it reads, before any recursion, so that no
 // file within the byte limits can exhaust the stack or the memory, or take
-// more than linear time. In each TOML file (containerd's config and imports,
-// CRI-O's config and drop-ins):
+// more than linear time. Each TOML file is decoded by the decoder of the
+// runtime that reads it (containerd 2.x: go-toml v2; CRI-O:
+// BurntSushi/toml), after a lexical pre-scan that skips strings and
+// comments and allows:
 //
-//   - at most 64 brackets ('[' of arrays and headers, '{' of inline tables)
-//     open at once, counted by a lexical pass that skips strings and
-//     comments;
-//   - key paths of at most 64 parts, header and dotted key together;
-//   - at most 262,144 tables, keys and array elements (room for 100,000
-//     tables with a key each).
-//
-// The defaults of containerd and CRI-O have about a hundred tables, key
-// paths of at most 7 parts and arrays two deep. Each TOML file is read in
-// one pass of go-toml's unstable parser that yields values, key lines and
-// these counts together; go-toml's decoder, whose time grows with the square
-// of the number of tables, is not used.
+//   - at most 64 brackets and key parts open at once;
+//   - at most 4096 tables and keys per file, and 16,384 over the files of
+//     one source: go-toml's decoder takes time quadratic in their number
+//     (about 0.1 s for 4096). The defaults of containerd and CRI-O have
+//     about a hundred tables.
 //
 // Resolve checks its context before every file and directory it opens; a
 // cancelled Resolve returns the context's error, not a [*ConfigError]. Error
@@ -245,9 +240,11 @@
 //
 // # Limits
 //
-//   - Lines of TOML keys come from go-toml's unstable parser and are exact;
-//     TOML is read as TOML 1.0 is written: a file that go-toml's decoder
-//     (containerd 2.x, CRI-O) refuses is refused, with its line;
+//   - A TOML file that its runtime's decoder refuses is refused, with its
+//     line, and one it accepts is accepted (containerd 1.x's go-toml v1 is
+//     not modelled: its files are judged by go-toml v2). Lines of TOML keys
+//     come from the pre-scan's index; a key inside an array of inline
+//     tables has the line of the array's key;
 //     lines of YAML keys are found by a scan for the top-level key and fall
 //     back to the document's first line for flow-style YAML; a kubelet flag's
 //     line is the line of its variable's assignment.

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
 )
 
 // The limits of one Resolve call on what it reads from Options.Root; see
@@ -35,12 +37,12 @@ var (
 	// is a FIFO, socket, device or anything else but a regular file (or a
 	// symbolic link to one). Such files are refused before they are opened,
 	// as opening one can block or read without end.
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = nodefs.ErrNotRegular
 
 	// ErrLimit is wrapped by the [*ConfigError] for a source that passes
 	// one of Resolve's limits (file size, bytes, files, directory entries,
-	// path depth; see the package documentation).
-	ErrLimit = errors.New("limit exceeded")
+	// path depth, and the limits of decoding; see the package documentation).
+	ErrLimit = nodefs.ErrLimit
 )
 
 // notRegular is the error for a file of mode m, saying what it is.
@@ -109,6 +111,8 @@ type sourceFS struct {
 	b       *budget
 	files   int // files read
 	entries int // directory entries listed
+	// tomlEntries counts the tables and keys of the TOML files decoded.
+	tomlEntries int
 }
 
 var (
