@@ -16,7 +16,8 @@ require (
 	github.com/opencontainers/go-digest v1.0.0
 	github.com/pelletier/go-toml/v2 v2.0.6 // containerd 2.x's decoder; DecodeError.Position and Key; no requirements
 	github.com/stretchr/testify v1.8.4 // tests only; containerd 1.7.35 holds v1.8.4
-	sigs.k8s.io/yaml v1.3.0 // containerd 1.7.35 holds v1.3.0
+	go.yaml.in/yaml/v3 v3.0.2 // the node trees that bound a kubeadm config: gopkg.in/yaml.v3's maintained successor, its first release; go 1.22
+	sigs.k8s.io/yaml v1.3.0 // kubeadm's decoder; containerd 1.7.35 holds v1.3.0
 )
 
 require (

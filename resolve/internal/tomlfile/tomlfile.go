@@ -61,7 +61,7 @@ func Parse(b []byte, dec Decoder, maxEntries int) (*Doc, error) {
 		switch {
 		case errors.As(err, &pe) && pe.Position.Line > 0:
 			// Counted from the offset: at a line's end, Line is the next.
-			e.Line, e.Key = 1+bytes.Count(b[:min(pe.Position.Start, len(b))], []byte{'\n'}), pe.LastKey
+			e.Line, e.Key = 1+bytes.Count(b[:min(max(pe.Position.Start, 0), len(b))], []byte{'\n'}), pe.LastKey
 		case errors.As(err, &de):
 			e.Line, _ = de.Position()
 			e.Key = Key(de.Key()...)
