@@ -45,28 +45,6 @@ var (
 	ErrLimit = nodefs.ErrLimit
 )
 
-// notRegular is the error for a file of mode m, saying what it is.
-func notRegular(m fs.FileMode) error {
-	var what string
-	switch t := m.Type(); {
-	case t&fs.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO)"
-	case t&fs.ModeSocket != 0:
-		what = "a socket"
-	case t&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case t&fs.ModeDevice != 0:
-		what = "a block device"
-	case t&fs.ModeSymlink != 0:
-		what = "a symbolic link"
-	case t&fs.ModeDir != 0:
-		what = "a directory"
-	default:
-		what = "an irregular file (" + t.String() + ")"
-	}
-	return fmt.Errorf("%w: it is %s", ErrNotRegular, what)
-}
-
 // budget is what one Resolve call may still read, shared by its sources.
 type budget struct {
 	ctx   context.Context
@@ -218,7 +196,7 @@ func readFile(fsys fs.FS, name string) ([]byte, error) {
 			return nil, nil
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, configErr(nodePath(name), "", 0, notRegular(fi.Mode()))
+			return nil, configErr(nodePath(name), "", 0, nodefs.NotRegular(fi.Mode()))
 		}
 	}
 	f, err := fsys.Open(name)
@@ -238,7 +216,7 @@ func readFile(fsys fs.FS, name string) ([]byte, error) {
 		return nil, nil
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, configErr(nodePath(name), "", 0, notRegular(fi.Mode()))
+		return nil, configErr(nodePath(name), "", 0, nodefs.NotRegular(fi.Mode()))
 	}
 	limit := int64(maxFileSize)
 	if src != nil {
@@ -275,8 +253,7 @@ func opensSafely(fsys fs.FS) bool {
 	if s, ok := fsys.(*sourceFS); ok {
 		fsys = s.b.fsys
 	}
-	_, ok := fsys.(*rootFS)
-	return ok
+	return nodefs.IsDirFS(fsys)
 }
 
 // fileErr turns an error of reading name into a *ConfigError, unless it is
@@ -287,7 +264,7 @@ func fileErr(name string, err error) error {
 		return err
 	}
 	if errors.Is(err, ErrNotRegular) {
-		err = unwrapPathError(err) // the path is the ConfigError's
+		err = nodefs.UnwrapPathError(err) // the path is the ConfigError's
 	}
 	return configErr(nodePath(name), "", 0, err)
 }
