@@ -244,10 +244,8 @@
 //     line, and one it accepts is accepted (containerd 1.x's go-toml v1 is
 //     not modelled: its files are judged by go-toml v2). Lines of TOML keys
 //     come from the pre-scan's index; a key inside an array of inline
-//     tables has the line of the array's key;
-//     lines of YAML keys are found by a scan for the top-level key and fall
-//     back to the document's first line for flow-style YAML; a kubelet flag's
-//     line is the line of its variable's assignment.
+//     tables has the line of the array's key; a kubelet flag's line is the
+//     line of its variable's assignment.
 //   - A runtime started with a config file elsewhere (containerd --config,
 //     crio --config) is not followed; a live report reveals the difference.
 //   - Environment variables in cri-dockerd's ExecStart are not expanded (a
@@ -255,14 +253,15 @@
 //   - [RuntimeDefaultImage]'s rows were read at the upstream tags named beside
 //     them in versions.go (CRI-O at every tag from 1.16.0 to 1.36.3); patch
 //     releases between two read tags are assumed to match them.
-//   - A kubeadm config (YAML) is bounded like TOML: before go-yaml decodes a
-//     document, a lexical pre-scan that follows go-yaml's scanner (comments,
-//     quoted, plain and block scalars, flow levels, indentation) allows per
-//     file at most 100 levels of nesting (block and flow together, aliases
-//     expanded), 100,000 nodes after alias expansion (counted from above),
-//     1 MiB repeated by aliases, 1000 anchors and aliases and 1000 non-empty
-//     documents. kubeadm writes about five levels, 500 nodes, no anchors and
-//     five documents.
+//   - A kubeadm config (YAML) is bounded before sigs.k8s.io/yaml (kubeadm's
+//     decoder) decodes it: each document is parsed into a node tree, which
+//     expands no alias, and per file at most 100 levels of nesting
+//     (aliases expanded), 50,000 nodes after alias expansion, 1 MiB
+//     repeated by aliases, 1000 anchors and aliases and 1000 non-empty
+//     documents are allowed (package resolve/internal/yamlfile). kubeadm
+//     writes about five levels, 600 nodes, no anchors and five documents.
+//     Key lines come from the node tree. A document with an alias that the
+//     tree's parser (go-yaml v3) refuses and go-yaml v2 reads is refused.
 //   - Binaries are read like configs (the root's confinement, regular files
 //     only), through [io.ReaderAt] when the file system's files offer it
 //     (DirFS's and fstest.MapFS's do; on others the build info is not
