@@ -239,8 +239,10 @@ func (s *scanner) keyParts(depth int) ([]string, error) {
 	}
 }
 
-func isBareKeyByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+func isBareKeyByte(c byte) bool { return isBareKeyRune(rune(c)) }
+
+func isBareKeyRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_'
 }
 
 // skipString moves past the string that starts at s.i (a quote), or to the
@@ -310,8 +312,8 @@ func unescape(s string) string {
 			continue
 		}
 		if n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[i]]; n > 0 && i+n < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32); err == nil {
-				b.WriteRune(rune(v))
+			if v, err := strconv.ParseInt(s[i+1:i+1+n], 16, 32); err == nil {
+				b.WriteRune(rune(v)) // an invalid rune is written as U+FFFD
 				i += n
 				continue
 			}

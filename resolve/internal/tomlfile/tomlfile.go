@@ -197,7 +197,7 @@ func Key(keys ...string) string {
 		if i > 0 {
 			b.WriteByte('.')
 		}
-		if k != "" && strings.IndexFunc(k, func(r rune) bool { return r > 0x7f || !isBareKeyByte(byte(r)) }) < 0 {
+		if k != "" && strings.IndexFunc(k, func(r rune) bool { return !isBareKeyRune(r) }) < 0 {
 			b.WriteString(k)
 		} else {
 			fmt.Fprintf(&b, "%q", k)
