@@ -13,6 +13,8 @@ require (
 	k8s.io/cri-api v0.36.6
 )
 
+require github.com/BurntSushi/toml v1.6.0 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

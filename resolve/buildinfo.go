@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
 )
 
 // maxBinaryRead bounds the bytes read from one binary to find its build
@@ -42,7 +44,7 @@ func readBuildInfo(fsys fs.FS, name string) (*debug.BuildInfo, error) {
 			return nil, err
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, notRegular(fi.Mode())
+			return nil, nodefs.NotRegular(fi.Mode())
 		}
 	}
 	f, err := fsys.Open(name)
@@ -55,7 +57,7 @@ func readBuildInfo(fsys fs.FS, name string) (*debug.BuildInfo, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, notRegular(fi.Mode())
+		return nil, nodefs.NotRegular(fi.Mode())
 	}
 	ra, ok := f.(io.ReaderAt)
 	if !ok {

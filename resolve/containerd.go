@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/tomlfile"
 )
 
 // containerd plugin IDs that hold the sandbox image, per config version.
@@ -136,7 +138,7 @@ func readContainerdAs(fsys fs.FS, name, flavor string, loader ctrLoader) (*conta
 				continue
 			}
 		}
-		doc, err := parseTOML(nodePath(name), b)
+		doc, err := parseTOML(fsys, name, b, tomlfile.GoTOML)
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +241,7 @@ func (cfg *containerdConfig) extract(doc *tomlDoc, v int, pinned map[string]foun
 		if !ok {
 			continue
 		}
-		at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: displayKey(keys...)}
+		at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
 		var msg string
 		switch {
 		case v == 3 && id == ctrCRIv2:
@@ -262,7 +264,7 @@ func (cfg *containerdConfig) extract(doc *tomlDoc, v int, pinned map[string]foun
 			return err
 		}
 		if ok {
-			at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: displayKey(keys...)}
+			at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
 			switch {
 			case s == "":
 				cfg.Problems = append(cfg.Problems, problem{at: at,
@@ -288,14 +290,13 @@ func (cfg *containerdConfig) extractPinned(doc *tomlDoc, pinned map[string]found
 	if err != nil || !ok {
 		return err
 	}
-	for k, e := range tbl.keys {
-		val := e.v
+	for k, val := range tbl {
 		s, isStr := val.(string)
 		ek := append(slices.Clone(keys), k)
 		if !isStr {
-			return configErr(doc.path, displayKey(ek...), doc.line(ek...), fmt.Errorf("want a string, got %s", tomlType(val)))
+			return configErr(doc.path, tomlfile.Key(ek...), doc.line(ek...), fmt.Errorf("want a string, got %s", tomlfile.TypeName(val)))
 		}
-		at := found{Value: s, Path: doc.path, Line: doc.line(ek...), Key: displayKey(ek...)}
+		at := found{Value: s, Path: doc.path, Line: doc.line(ek...), Key: tomlfile.Key(ek...)}
 		if s == "" {
 			if k == "sandbox" {
 				cfg.Problems = append(cfg.Problems, problem{at: at,
@@ -342,7 +343,7 @@ func (cfg *containerdConfig) extract23(doc *tomlDoc, v int, pinned map[string]fo
 		if !ok {
 			continue
 		}
-		at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: displayKey(keys...)}
+		at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
 		msg := fmt.Sprintf("%s: containerd ignores [plugins.%q] in a version %d config; move sandbox_image to [plugins.%q]",
 			at.where(), id, v, ctrCRIv2)
 		if v >= 4 {
@@ -360,7 +361,7 @@ func (cfg *containerdConfig) extract23(doc *tomlDoc, v int, pinned map[string]fo
 	if err != nil || !ok {
 		return err
 	}
-	at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: displayKey(keys...)}
+	at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
 	if s == "" {
 		cfg.Problems = append(cfg.Problems, problem{at: at,
 			msg: at.where() + ": sandbox_image is empty; set it or remove the key to use the default"})
@@ -415,7 +416,7 @@ func (cfg *containerdConfig) socket(doc *tomlDoc, v int) error {
 	if err != nil || !ok || s == "" {
 		return err
 	}
-	cfg.Socket = &found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: displayKey(keys...)}
+	cfg.Socket = &found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
 	return nil
 }
 

@@ -3,6 +3,8 @@ package resolve
 import (
 	"fmt"
 	"io/fs"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/tomlfile"
 )
 
 const (
@@ -52,7 +54,7 @@ func readCRIO(fsys fs.FS) (*crioConfig, error) {
 		if b == nil {
 			continue
 		}
-		doc, err := parseTOML(nodePath(name), b)
+		doc, err := parseTOML(fsys, name, b, tomlfile.BurntSushi)
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +76,7 @@ func (cfg *crioConfig) extract(doc *tomlDoc) error {
 		return err
 	}
 	if ok {
-		at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: displayKey(keys...)}
+		at := found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
 		if s == "" {
 			cfg.Problems = append(cfg.Problems, problem{at: at,
 				msg: at.where() + ": pause_image is empty; CRI-O needs a pause image: set it or remove the key"})
@@ -91,7 +93,7 @@ func (cfg *crioConfig) extract(doc *tomlDoc) error {
 	cfg.PinnedSet = true
 	cfg.Pinned = cfg.Pinned[:0:0]
 	for _, p := range list {
-		at := found{Value: p, Path: doc.path, Line: line, Key: displayKey(keys...)}
+		at := found{Value: p, Path: doc.path, Line: line, Key: tomlfile.Key(keys...)}
 		if p == "*" {
 			cfg.Problems = append(cfg.Problems, problem{at: at,
 				msg: fmt.Sprintf("%s: pinned_images entry \"*\" makes CRI-O panic at start-up; use \"**\" to pin everything or remove it",

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/yamlfile"
 )
 
 // The fuzz targets here build deep and wide inputs from a few numbers, so
@@ -27,12 +29,11 @@ func checkLimit(t *testing.T, err error, path string, data []byte, wantLimit boo
 }
 
 // yamlShapePrefix is a block scalar, a comment and a quoted scalar full of
-// brackets and quotes, which the pre-scan must skip; it adds prefixNodes
-// nodes and no nesting. A key counts 6 nodes: 2 for the key, 2 for ':' (an
-// empty value, or key) and 2 for the value; a block mapping 1 more.
+// brackets and quotes; it adds prefixNodes nodes and no nesting. A key
+// counts 2 nodes (the key and its value); a mapping 1 more.
 const (
 	yamlShapePrefix = "pre: |\n  [{'\"\n\n   ]]\n# ['\npre2: 'it''s [\n  {'\n"
-	prefixNodes     = 12 // "pre", ":", the block scalar, "pre2", ":", the quoted scalar
+	prefixNodes     = 4 // "pre", the block scalar, "pre2", the quoted scalar
 )
 
 // kubeadmShape builds a kubeadm config of one of eight shapes. It returns
@@ -46,24 +47,24 @@ func kubeadmShape(depth, width uint16, kind, wrap byte) (string, int) {
 	switch kind % 8 {
 	case 0:
 		d = max(d, 1)
-		doc, over = yamlFlowSeq(d), b2i(d > maxYAMLDepth)
+		doc, over = yamlFlowSeq(d), b2i(d > yamlfile.MaxDepth)
 	case 1:
 		d = max(d, 1)
-		doc, over, mapRoot = "a: "+yamlFlowMap(d), b2i(d+1 > maxYAMLDepth), true
+		doc, over, mapRoot = "a: "+yamlFlowMap(d), b2i(d+1 > yamlfile.MaxDepth), true
 	case 2:
 		d = max(d, 1)
-		doc, over, mapRoot = yamlBlockMap(d, 1+w%4), b2i(d > maxYAMLDepth), true
+		doc, over, mapRoot = yamlBlockMap(d, 1+w%4), b2i(d > yamlfile.MaxDepth), true
 	case 3:
 		d = max(d, 1)
-		doc, over = yamlBlockSeq(d), b2i(d > maxYAMLDepth)
+		doc, over = yamlBlockSeq(d), b2i(d > yamlfile.MaxDepth)
 	case 4:
 		doc, mapRoot = yamlLaughs(d%10, 1+w%30), true
 	case 5:
 		n := max(w%25000, 1)
-		doc, over, mapRoot = yamlKeys(n), b2i(1+6*n+prefixNodes*int(wrap&1) > maxYAMLNodes), true
+		doc, over, mapRoot = yamlKeys(n), b2i(1+2*n+prefixNodes*int(wrap&1) > yamlfile.MaxNodes), true
 	case 6:
 		n := int(depth) % 1200
-		doc, over = yamlDocs(n), b2i(n > maxYAMLDocuments)
+		doc, over = yamlDocs(n), b2i(n > yamlfile.MaxDocuments)
 	case 7:
 		a, f := max(d%128, 1), w%128
 		m := yamlBlockMap(a, 2)
@@ -71,7 +72,7 @@ func kubeadmShape(depth, width uint16, kind, wrap byte) (string, int) {
 		if f == 0 {
 			doc = m
 		}
-		over, mapRoot = b2i(a+f > maxYAMLDepth), true
+		over, mapRoot = b2i(a+f > yamlfile.MaxDepth), true
 	}
 	if wrap&1 != 0 && mapRoot {
 		doc = yamlShapePrefix + doc
@@ -97,8 +98,8 @@ func b2i(b bool) int {
 
 func FuzzKubeadmShapes(f *testing.F) {
 	for kind := range byte(8) {
-		f.Add(uint16(maxYAMLDepth), uint16(maxYAMLDepth), kind, byte(0))
-		f.Add(uint16(maxYAMLDepth+1), uint16(16665), kind, byte(1))
+		f.Add(uint16(yamlfile.MaxDepth), uint16(yamlfile.MaxDepth), kind, byte(0))
+		f.Add(uint16(yamlfile.MaxDepth+1), uint16(24998), kind, byte(1))
 	}
 	f.Add(uint16(9), uint16(8), byte(4), byte(3))
 	f.Fuzz(func(t *testing.T, depth, width uint16, kind, wrap byte) {

@@ -3,7 +3,12 @@ package resolve
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/yamlfile"
 )
 
 // checkConfigErr fails unless err is nil or a *ConfigError for path that
@@ -162,6 +167,49 @@ func FuzzKubeadmPauseImage(f *testing.F) {
 		}
 		if img2, err2 := KubeadmPauseImage(other, repo); img2 != img || err2 != nil {
 			t.Fatalf("KubeadmPauseImage(%q) = %q, %v; KubeadmPauseImage(%q) = %q", other, img2, err2, version, img)
+		}
+	})
+}
+
+// FuzzKubeadmVerdict is the differential target for kubeadm's config: on a
+// file of one document, parseKubeadm refuses exactly what sigs.k8s.io/yaml
+// (kubeadm's decoder) refuses, short of a limit and of one known
+// difference: a document with an alias ('*') that go-yaml v3's parser
+// refuses and v2's reads (such as "&0,\n*0") is refused, as its cost could
+// not be bounded first.
+func FuzzKubeadmVerdict(f *testing.F) {
+	for _, tt := range yamlLimitTests {
+		if len(tt.content) < 4096 {
+			f.Add([]byte(tt.content))
+		}
+	}
+	f.Add([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nimageRepository: x\n"))
+	f.Add([]byte("a: &a [1, *a]\n"))
+	f.Add([]byte("? [a]\n: b\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for l := range strings.SplitSeq(string(data), "\n") {
+			if t := strings.TrimRight(l, " \t\r"); t == "---" || strings.HasPrefix(t, "--- ") || t == "..." {
+				return // one document: the split into documents is kubeadm's, not the decoder's
+			}
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return // parseKubeadm skips a blank document, as its policy, not the decoder's
+		}
+		_, err := parseKubeadm("/"+kubeadmFile, data)
+		checkConfigErr(t, err, "/"+kubeadmFile, data)
+		if errors.Is(err, ErrLimit) {
+			return
+		}
+		var d kubeadmDoc
+		werr := yaml.Unmarshal(data, &d)
+		if werr == nil && err != nil && bytes.IndexByte(data, '*') >= 0 {
+			var file yamlfile.File
+			if _, _, perr := file.Parse(data, 1); perr != nil {
+				return // the known difference
+			}
+		}
+		if (werr == nil) != (err == nil) {
+			t.Fatalf("parseKubeadm(%q) = %v, sigs.k8s.io/yaml says %v", data, err, werr)
 		}
 	})
 }

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/yamlfile"
 )
 
 // kubeadmConfig is what a kubeadm config file's ClusterConfiguration says.
@@ -34,9 +33,6 @@ type kubeadmDoc struct {
 		CRISocket string `json:"criSocket"`
 	} `json:"nodeRegistration"`
 }
-
-// yamlLineRE finds the line in a go-yaml error message ("yaml: line 3: ...").
-var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 // readKubeadm reads a kubeadm config file: one or more YAML documents
 // separated by "---" lines; the ClusterConfiguration (kubeadm.k8s.io,
@@ -63,39 +59,49 @@ func parseKubeadm(path string, b []byte) (*kubeadmConfig, error) {
 	startOff := 0 // byte offset of lines[start]
 	off := 0      // byte offset of the line being looked at
 	sawCluster := false
-	limits := &yamlLimits{path: path}
-	flush := func(end int) error {
+	var file yamlfile.File // the limits, over the whole file
+	flush := func() error {
 		text := b[startOff:off]
 		if len(bytes.TrimSpace(text)) == 0 {
 			return nil
 		}
-		// Bound what the YAML library will do before it starts.
-		if err := limits.document(text, start+1, startOff); err != nil {
-			return err
+		// Bound what the YAML library will do before it decodes values:
+		// the node trees expand no alias.
+		docs, _, err := file.Parse(text, start+1)
+		switch e := (*yamlfile.Error)(nil); {
+		case err == nil:
+		case !errors.Is(err, ErrLimit) && bytes.IndexByte(text, '*') < 0:
+			// go-yaml v3 refuses a few documents that v2 reads ("&0,"). With
+			// no alias ('*') v2 expands nothing and takes linear time: its
+			// verdict below decides, and keys get the document's first line.
+			docs = nil
+		case errors.As(err, &e):
+			return configErr(path, "", e.Line, e.Err)
+		default:
+			return configErr(path, "", start+1, err)
 		}
+		// The values, and the verdict, are those of sigs.k8s.io/yaml, which
+		// kubeadm decodes its config with.
 		var d kubeadmDoc
 		if err := yaml.Unmarshal(text, &d); err != nil {
-			line := start + 1
-			if m := yamlLineRE().FindStringSubmatch(err.Error()); m != nil {
-				if n, cerr := strconv.Atoi(m[1]); cerr == nil {
-					line = start + n
-				}
-			}
-			// go-yaml may name the line after the last one for an error at
-			// the end of the input.
-			line = max(min(line, end), start+1)
-			return configErr(path, "", line, err)
+			return configErr(path, "", yamlfile.Line(text, start+1, yamlfile.ErrorLine(err)), err)
 		}
 		if !strings.HasPrefix(d.APIVersion, "kubeadm.k8s.io/") {
 			return nil
 		}
-		keyLine := func(key string) int {
-			for i := start; i < end; i++ {
-				if strings.HasPrefix(lines[i], key+":") {
-					return i + 1
-				}
+		var root *yamlv3.Node
+		if len(docs) > 0 && len(docs[0].Content) > 0 {
+			root = docs[0].Content[0]
+		}
+		keyLine := func(keys ...string) int {
+			n := root
+			for _, k := range keys {
+				n = yamlfile.Key(n, k)
 			}
-			return start + 1 // flow style or unusual layout: the document's first line
+			if n == nil {
+				return start + 1
+			}
+			return yamlfile.Line(text, start+1, n.Line)
 		}
 		switch d.Kind {
 		case "ClusterConfiguration":
@@ -112,28 +118,21 @@ func parseKubeadm(path string, b []byte) (*kubeadmConfig, error) {
 			}
 		case "InitConfiguration", "JoinConfiguration":
 			if s := d.NodeRegistration.CRISocket; s != "" {
-				line := start + 1
-				for i := start; i < end; i++ {
-					if strings.HasPrefix(strings.TrimSpace(lines[i]), "criSocket:") {
-						line = i + 1
-						break
-					}
-				}
-				cfg.CRISocket = &found{Value: s, Path: path, Line: line, Key: "nodeRegistration.criSocket"}
+				cfg.CRISocket = &found{Value: s, Path: path, Line: keyLine("nodeRegistration", "criSocket"), Key: "nodeRegistration.criSocket"}
 			}
 		}
 		return nil
 	}
 	for i, l := range lines {
 		if t := strings.TrimRight(l, " \t\r\n"); t == "---" || strings.HasPrefix(t, "--- ") || t == "..." {
-			if err := flush(i); err != nil {
+			if err := flush(); err != nil {
 				return nil, err
 			}
 			start, startOff = i+1, off+len(l)
 		}
 		off += len(l)
 	}
-	if err := flush(len(lines)); err != nil {
+	if err := flush(); err != nil {
 		return nil, err
 	}
 	return cfg, nil

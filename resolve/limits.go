@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
 )
 
 // The limits of one Resolve call on what it reads from Options.Root; see
@@ -35,35 +37,13 @@ var (
 	// is a FIFO, socket, device or anything else but a regular file (or a
 	// symbolic link to one). Such files are refused before they are opened,
 	// as opening one can block or read without end.
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = nodefs.ErrNotRegular
 
 	// ErrLimit is wrapped by the [*ConfigError] for a source that passes
 	// one of Resolve's limits (file size, bytes, files, directory entries,
-	// path depth; see the package documentation).
-	ErrLimit = errors.New("limit exceeded")
+	// path depth, and the limits of decoding; see the package documentation).
+	ErrLimit = nodefs.ErrLimit
 )
-
-// notRegular is the error for a file of mode m, saying what it is.
-func notRegular(m fs.FileMode) error {
-	var what string
-	switch t := m.Type(); {
-	case t&fs.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO)"
-	case t&fs.ModeSocket != 0:
-		what = "a socket"
-	case t&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case t&fs.ModeDevice != 0:
-		what = "a block device"
-	case t&fs.ModeSymlink != 0:
-		what = "a symbolic link"
-	case t&fs.ModeDir != 0:
-		what = "a directory"
-	default:
-		what = "an irregular file (" + t.String() + ")"
-	}
-	return fmt.Errorf("%w: it is %s", ErrNotRegular, what)
-}
 
 // budget is what one Resolve call may still read, shared by its sources.
 type budget struct {
@@ -109,6 +89,8 @@ type sourceFS struct {
 	b       *budget
 	files   int // files read
 	entries int // directory entries listed
+	// tomlEntries counts the tables and keys of the TOML files decoded.
+	tomlEntries int
 }
 
 var (
@@ -214,7 +196,7 @@ func readFile(fsys fs.FS, name string) ([]byte, error) {
 			return nil, nil
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, configErr(nodePath(name), "", 0, notRegular(fi.Mode()))
+			return nil, configErr(nodePath(name), "", 0, nodefs.NotRegular(fi.Mode()))
 		}
 	}
 	f, err := fsys.Open(name)
@@ -234,7 +216,7 @@ func readFile(fsys fs.FS, name string) ([]byte, error) {
 		return nil, nil
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, configErr(nodePath(name), "", 0, notRegular(fi.Mode()))
+		return nil, configErr(nodePath(name), "", 0, nodefs.NotRegular(fi.Mode()))
 	}
 	limit := int64(maxFileSize)
 	if src != nil {
@@ -271,8 +253,7 @@ func opensSafely(fsys fs.FS) bool {
 	if s, ok := fsys.(*sourceFS); ok {
 		fsys = s.b.fsys
 	}
-	_, ok := fsys.(*rootFS)
-	return ok
+	return nodefs.IsDirFS(fsys)
 }
 
 // fileErr turns an error of reading name into a *ConfigError, unless it is
@@ -283,7 +264,7 @@ func fileErr(name string, err error) error {
 		return err
 	}
 	if errors.Is(err, ErrNotRegular) {
-		err = unwrapPathError(err) // the path is the ConfigError's
+		err = nodefs.UnwrapPathError(err) // the path is the ConfigError's
 	}
 	return configErr(nodePath(name), "", 0, err)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
 )
 
 // ComponentVersion is one statement of a node component's version and
@@ -300,7 +301,7 @@ func (r *resolver) nodeVersions(b *budget, comp component, first string) ([]vers
 			continue
 		}
 		if err != nil {
-			r.note("%s: %v; %s's version was not read from it", nodePath(p), unwrapPathError(err), comp.name)
+			r.note("%s: %v; %s's version was not read from it", nodePath(p), nodefs.UnwrapPathError(err), comp.name)
 			continue
 		}
 		v, detail, err := binaryVersion(bi, comp)

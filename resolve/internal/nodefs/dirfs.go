@@ -1,4 +1,4 @@
-package resolve
+package nodefs
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // met on the way (absolute or relative, in the last or in an intermediate
 // component), resolves inside dir; ".." at the root stays at the root; a
 // symbolic link loop is an error (syscall.ELOOP), not a hang. Use it for
-// [Options.Root] whenever the tree is a node image or a mounted disk:
+// resolve.Options.Root whenever the tree is a node image or a mounted disk:
 // [os.DirFS] follows such links onto the host, so that an image whose
 // /etc/containerd/config.toml links to /opt/real/config.toml would be read
 // from the host's /opt.
@@ -53,6 +53,13 @@ type rootFS struct {
 
 var _ fs.StatFS = (*rootFS)(nil)
 
+// IsDirFS reports whether fsys is a file system DirFS returned, whose Open
+// refuses special files before opening them.
+func IsDirFS(fsys fs.FS) bool {
+	_, ok := fsys.(*rootFS)
+	return ok
+}
+
 // resolve opens an os.Root at the root directory and returns the in-root
 // path that name leads to after every symbolic link on the way is resolved
 // inside the root. The caller closes the root.
@@ -71,7 +78,7 @@ func (r *rootFS) resolve(op, name string) (*os.Root, string, error) {
 	full, err := securejoin.SecureJoin(r.dir, filepath.FromSlash(name))
 	if err != nil {
 		_ = root.Close()
-		return nil, "", &fs.PathError{Op: op, Path: name, Err: unwrapPathError(err)}
+		return nil, "", &fs.PathError{Op: op, Path: name, Err: UnwrapPathError(err)}
 	}
 	rel, err := filepath.Rel(r.dir, full)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -83,9 +90,9 @@ func (r *rootFS) resolve(op, name string) (*os.Root, string, error) {
 	return root, rel, nil
 }
 
-// unwrapPathError drops the *os.PathError of a host path, keeping its cause,
+// UnwrapPathError drops the *os.PathError of a host path, keeping its cause,
 // so that errors name the path inside the root only.
-func unwrapPathError(err error) error {
+func UnwrapPathError(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
@@ -102,7 +109,7 @@ func (r *rootFS) Stat(name string) (fs.FileInfo, error) {
 	defer root.Close()
 	fi, err := root.Stat(rel)
 	if err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: name, Err: unwrapPathError(err)}
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: UnwrapPathError(err)}
 	}
 	return namedInfo{fi, path.Base(name)}, nil
 }
@@ -116,9 +123,9 @@ func (r *rootFS) Open(name string) (fs.File, error) {
 	defer root.Close()
 	fi, err := root.Stat(rel)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathError(err)}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: UnwrapPathError(err)}
 	}
-	if err := checkOpenable(fi.Mode()); err != nil {
+	if err := CheckOpenable(fi.Mode()); err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	flag := os.O_RDONLY
@@ -127,28 +134,28 @@ func (r *rootFS) Open(name string) (fs.File, error) {
 	}
 	f, err := root.OpenFile(rel, flag, 0)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathError(err)}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: UnwrapPathError(err)}
 	}
 	// What was opened may not be what was stat'ed (a tree that changes).
-	if ofi, err := f.Stat(); err != nil || checkOpenable(ofi.Mode()) != nil || ofi.IsDir() != fi.IsDir() {
+	if ofi, err := f.Stat(); err != nil || CheckOpenable(ofi.Mode()) != nil || ofi.IsDir() != fi.IsDir() {
 		_ = f.Close()
 		if err == nil {
-			err = checkOpenable(ofi.Mode())
+			err = CheckOpenable(ofi.Mode())
 		}
 		if err == nil {
 			err = errors.New("changed while it was opened")
 		}
-		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathError(err)}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: UnwrapPathError(err)}
 	}
 	return &rootFile{File: f, name: path.Base(name)}, nil
 }
 
-// checkOpenable refuses everything but directories and regular files.
-func checkOpenable(m fs.FileMode) error {
+// CheckOpenable refuses everything but directories and regular files.
+func CheckOpenable(m fs.FileMode) error {
 	if m.IsDir() || m.IsRegular() {
 		return nil
 	}
-	return notRegular(m)
+	return NotRegular(m)
 }
 
 // rootFile is an open file of a rootFS; Stat reports the name asked for.

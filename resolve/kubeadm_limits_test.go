@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/yamlfile"
 )
 
 // Shapes of YAML documents, shared by the tests, FuzzKubeadmShapes and the
@@ -85,42 +87,42 @@ var yamlLimitTests = []struct {
 	content  string // kubeadm config file
 	wantLine int    // line of the ErrLimit, 0 for no limit error
 }{
-	{name: "flow sequence at the depth limit", content: yamlFlowSeq(maxYAMLDepth)},
-	{name: "flow sequence past the depth limit", content: yamlFlowSeq(maxYAMLDepth + 1), wantLine: 1},
-	{name: "flow mapping past the depth limit", content: "a: " + yamlFlowMap(maxYAMLDepth), wantLine: 1},
-	{name: "single-pair mappings at the depth limit", content: strings.Repeat("[a: ", maxYAMLDepth/2) + "x" + strings.Repeat("]", maxYAMLDepth/2)},
-	{name: "single-pair mappings nest a level", content: strings.Repeat("[? a: ", maxYAMLDepth/2+1) + "x" + strings.Repeat("]", maxYAMLDepth/2+1), wantLine: 1},
+	{name: "flow sequence at the depth limit", content: yamlFlowSeq(yamlfile.MaxDepth)},
+	{name: "flow sequence past the depth limit", content: yamlFlowSeq(yamlfile.MaxDepth + 1), wantLine: 1},
+	{name: "flow mapping past the depth limit", content: "a: " + yamlFlowMap(yamlfile.MaxDepth), wantLine: 1},
+	{name: "single-pair mappings at the depth limit", content: strings.Repeat("[a: ", yamlfile.MaxDepth/2) + "x" + strings.Repeat("]", yamlfile.MaxDepth/2)},
+	{name: "single-pair mappings nest a level", content: strings.Repeat("[? a: ", yamlfile.MaxDepth/2+1) + "x" + strings.Repeat("]", yamlfile.MaxDepth/2+1), wantLine: 1},
 	{name: "tagged empty nodes", content: "a: !t\nb: &x\nc: [!t , &y ]\n"},
-	{name: "flow sequence over lines", content: "a:\n" + strings.Repeat("[\n", maxYAMLDepth) + "]", wantLine: 2 + maxYAMLDepth - 1},
-	{name: "block mapping at the depth limit", content: yamlBlockMap(maxYAMLDepth, 2)},
-	{name: "block mapping past the depth limit", content: yamlBlockMap(maxYAMLDepth+1, 1), wantLine: maxYAMLDepth + 1},
-	{name: "block sequence at the depth limit", content: yamlBlockSeq(maxYAMLDepth)},
-	{name: "block sequence past the depth limit", content: yamlBlockSeq(maxYAMLDepth + 1), wantLine: 1},
+	{name: "flow sequence over lines", content: "a:\n" + strings.Repeat(" [\n", yamlfile.MaxDepth) + strings.Repeat("]", yamlfile.MaxDepth) + "\n", wantLine: 2 + yamlfile.MaxDepth - 1},
+	{name: "block mapping at the depth limit", content: yamlBlockMap(yamlfile.MaxDepth, 2)},
+	{name: "block mapping past the depth limit", content: yamlBlockMap(yamlfile.MaxDepth+1, 1), wantLine: yamlfile.MaxDepth + 1},
+	{name: "block sequence at the depth limit", content: yamlBlockSeq(yamlfile.MaxDepth)},
+	{name: "block sequence past the depth limit", content: yamlBlockSeq(yamlfile.MaxDepth + 1), wantLine: 1},
 	{name: "block and flow together", content: yamlBlockMap(60, 2) + strings.Repeat(" ", 118) + "k2: " + yamlFlowSeq(41), wantLine: 61},
-	{name: "deep after a block scalar", content: "a: |\n  text\n   more\nb: " + yamlFlowSeq(maxYAMLDepth), wantLine: 4},
-	{name: "deep after a block scalar with indicators", content: "a:\n  b: >2-\n     text\n\n  c: " + yamlFlowSeq(maxYAMLDepth), wantLine: 5},
+	{name: "deep after a block scalar", content: "a: |\n  text\n   more\nb: " + yamlFlowSeq(yamlfile.MaxDepth), wantLine: 4},
+	{name: "deep after a block scalar with indicators", content: "a:\n  b: >2-\n     text\n\n  c: " + yamlFlowSeq(yamlfile.MaxDepth), wantLine: 5},
 	{name: "brackets in a block scalar", content: "a: |\n  " + strings.Repeat("[", 300) + "\n\n  '\"\nb: 1\n"},
 	{name: "brackets in quoted scalars", content: "a: '" + strings.Repeat("[", 300) + "\n  it''s'\nb: \"\\\"" + strings.Repeat("{", 300) + "\"\n"},
 	{name: "brackets in a comment", content: "a: 1 # " + strings.Repeat("[", 300) + "\n# '\nb: 2\n"},
 	{name: "brackets in a multi-line plain scalar", content: "a: x\n  " + strings.Repeat("[", 300) + " 'y\nb: 2\n"},
-	{name: "deep after a multi-line quoted scalar", content: "a: \"x\n  y\"\nb: " + yamlFlowSeq(maxYAMLDepth), wantLine: 3},
-	{name: "carriage returns alone break lines", content: strings.ReplaceAll(yamlBlockMap(maxYAMLDepth+1, 1), "\n", "\r"), wantLine: 1},
-	{name: "UTF-16", content: utf16LE(yamlFlowSeq(maxYAMLDepth + 1)), wantLine: 1},
+	{name: "deep after a multi-line quoted scalar", content: "a: \"x\n  y\"\nb: " + yamlFlowSeq(yamlfile.MaxDepth), wantLine: 3},
+	{name: "carriage returns alone break lines", content: strings.ReplaceAll(yamlBlockMap(yamlfile.MaxDepth+1, 1), "\n", "\r"), wantLine: 1},
+	{name: "UTF-16", content: utf16LE(yamlFlowSeq(yamlfile.MaxDepth + 1)), wantLine: 1},
 	{name: "billion laughs", content: yamlLaughs(9, 9), wantLine: 5},
 	{name: "laughs wide", content: yamlLaughs(3, 40), wantLine: 3},
-	{name: "a list used often", content: yamlAliases(maxYAMLAnchors - 1)},
-	{name: "too many aliases", content: yamlAliases(maxYAMLAnchors), wantLine: 2},
+	{name: "a list used often", content: yamlAliases(yamlfile.MaxAnchors - 1)},
+	{name: "too many aliases", content: yamlAliases(yamlfile.MaxAnchors), wantLine: 2},
 	{name: "a long scalar aliased", content: "a: &a " + strings.Repeat("x", 4000) + "\nb: [" + strings.Repeat("*a, ", 300) + "]\n", wantLine: 2},
 	{
 		name:     "aliases nest deeper than their anchors",
 		content:  "a: &a " + yamlFlowSeq(60) + "b: " + strings.Repeat("[", 50) + "*a" + strings.Repeat("]", 50) + "\n",
 		wantLine: 2,
 	},
-	{name: "documents at the limit", content: yamlDocs(maxYAMLDocuments)},
-	{name: "too many documents", content: yamlDocs(maxYAMLDocuments + 1), wantLine: 3*maxYAMLDocuments + 2},
+	{name: "documents at the limit", content: yamlDocs(yamlfile.MaxDocuments)},
+	{name: "too many documents", content: yamlDocs(yamlfile.MaxDocuments + 1), wantLine: 3*yamlfile.MaxDocuments + 2},
 	{name: "empty documents do not count", content: strings.Repeat("---\n", 5000) + "a: 1\n"},
-	{name: "too many keys", content: yamlKeys(maxYAMLNodes / 4), wantLine: maxYAMLNodes/6 + 1},
-	{name: "too many items", content: "a: [" + strings.Repeat("1, ", maxYAMLNodes/2) + "]\n", wantLine: 1},
+	{name: "too many keys", content: yamlKeys(yamlfile.MaxNodes / 2), wantLine: yamlfile.MaxNodes / 2},
+	{name: "too many items", content: "a: [" + strings.Repeat("1, ", yamlfile.MaxNodes) + "]\n", wantLine: 1},
 	{name: "kubeadm config", content: kubeadmFull},
 }
 
@@ -219,8 +221,9 @@ func TestKubeadmLimitsUpperBound(t *testing.T) {
 // while go-yaml decodes more nodes, or deeper ones, than it counted.
 func checkYAMLBound(t *testing.T, b []byte) {
 	t.Helper()
-	l := &yamlLimits{path: "/x"}
-	if err := l.document(b, 1, 0); err != nil {
+	var f yamlfile.File
+	_, st, err := f.Parse(b, 1)
+	if err != nil {
 		return
 	}
 	var v any
@@ -228,9 +231,9 @@ func checkYAMLBound(t *testing.T, b []byte) {
 		return // an error, or an empty document
 	}
 	nodes, depth := jsonShape(v)
-	if nodes > l.nodes || depth > l.deepest {
-		t.Fatalf("go-yaml decodes %d nodes %d deep, the pre-scan counted %d nodes %d deep, in %q",
-			nodes, depth, l.nodes, l.deepest, shorten(string(b)))
+	if nodes > st.Nodes || depth > st.Depth {
+		t.Fatalf("go-yaml decodes %d nodes %d deep, the limits counted %d nodes %d deep, in %q",
+			nodes, depth, st.Nodes, st.Depth, shorten(string(b)))
 	}
 }
 
@@ -284,18 +287,4 @@ func TestKubeadmLinear(t *testing.T) {
 			assert.LessOrEqual(t, a10, 12*a1, "allocations for %d units: %.0f, for %d: %.0f", tt.n, a1, 10*tt.n, a10)
 		})
 	}
-}
-
-// TestYAMLScanAllocs checks that the pre-scan allocates nothing per line
-// or token.
-func TestYAMLScanAllocs(t *testing.T) {
-	b := []byte(yamlKeys(5000))
-	l := &yamlLimits{path: "/x"}
-	allocs := testing.AllocsPerRun(5, func() {
-		l.nodes, l.docs = 0, 0
-		if err := l.document(b, 1, 0); err != nil {
-			t.Fatal(err)
-		}
-	})
-	assert.LessOrEqual(t, allocs, 4.0)
 }

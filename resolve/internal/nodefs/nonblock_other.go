@@ -1,6 +1,6 @@
 //go:build !unix
 
-package resolve
+package nodefs
 
 // oNonblock is 0 where opens of special files do not block this way.
 const oNonblock = 0

@@ -14,7 +14,7 @@ func BenchmarkParseKubeadm(b *testing.B) {
 		content string
 	}
 	var inputs []input
-	for _, n := range []int{1000, 10000, 16000} { // 6 nodes a key: 16,667 keys pass maxYAMLNodes
+	for _, n := range []int{1000, 10000, 16000} { // 6 nodes a key: 16,667 keys pass yamlfile.MaxNodes
 		inputs = append(inputs, input{fmt.Sprintf("keys/%d", n), yamlKeys(n)})
 	}
 	for _, n := range []int{10, 100, 1000} {
