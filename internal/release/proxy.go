@@ -1,0 +1,113 @@
+package release
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/zip"
+)
+
+// ErrModulePath reports a module whose go.mod declares another path than
+// the one it is served under.
+var ErrModulePath = errors.New("go.mod declares another module path")
+
+// Source says where a module's files come from: the directory Subdir of the
+// git work tree Root, as committed at Rev, or as it is on disk when Rev is
+// "" (a release being prepared, before its commit).
+type Source struct {
+	Root   string // absolute path of the repository's work tree
+	Subdir string // the module's directory under Root, "" for the root module
+	Rev    string // a git revision (a tag), or "" for the files on disk
+}
+
+// AddModule adds version of the module modPath, made from src, to the
+// file-system module proxy in dir (the layout `go help goproxy` describes:
+// dir/<escaped path>/@v/{list,VERSION.info,VERSION.mod,VERSION.zip}), for
+// GOPROXY=file://dir. when is the version's time in its .info file. A
+// version already there is replaced.
+func AddModule(dir, modPath, version string, when time.Time, src Source) error {
+	mv := module.Version{Path: modPath, Version: version}
+	if err := module.Check(modPath, version); err != nil {
+		return err
+	}
+	gomod, err := src.read("go.mod")
+	if err != nil {
+		return fmt.Errorf("release: %s: %w", mv, err)
+	}
+	if got := modfile.ModulePath(gomod); got != modPath {
+		return fmt.Errorf("release: %s: %w: %q", mv, ErrModulePath, got)
+	}
+	escPath, err := module.EscapePath(modPath)
+	if err != nil {
+		return err
+	}
+	escVer, err := module.EscapeVersion(version)
+	if err != nil {
+		return err
+	}
+	at := filepath.Join(dir, filepath.FromSlash(escPath), "@v")
+	if err := os.MkdirAll(at, 0o755); err != nil { //nolint:gosec // G301: a proxy others read
+		return err
+	}
+	var z bytes.Buffer
+	if src.Rev == "" {
+		err = zip.CreateFromDir(&z, mv, filepath.Join(src.Root, src.Subdir))
+	} else {
+		err = zip.CreateFromVCS(&z, mv, src.Root, src.Rev, src.Subdir)
+	}
+	if err != nil {
+		return fmt.Errorf("release: %s: %w", mv, err)
+	}
+	info, err := json.Marshal(struct {
+		Version string
+		Time    time.Time
+	}{version, when.UTC()})
+	if err != nil {
+		return err
+	}
+	for name, data := range map[string][]byte{escVer + ".mod": gomod, escVer + ".zip": z.Bytes(), escVer + ".info": info} {
+		if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil { //nolint:gosec // G306: a proxy others read
+			return err
+		}
+	}
+	return addToList(filepath.Join(at, "list"), version)
+}
+
+// addToList adds version to the proxy's list file, one version a line.
+func addToList(list, version string) error {
+	b, err := os.ReadFile(list)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	versions := strings.Fields(string(b))
+	if !slices.Contains(versions, version) {
+		versions = append(versions, version)
+	}
+	return os.WriteFile(list, []byte(strings.Join(versions, "\n")+"\n"), 0o644) //nolint:gosec // G306: a proxy others read
+}
+
+// read returns the file name of the module src.
+func (src Source) read(name string) ([]byte, error) {
+	if src.Rev == "" {
+		return os.ReadFile(filepath.Join(src.Root, src.Subdir, name))
+	}
+	cmd := exec.Command("git", "-C", src.Root, "show", src.Rev+":"+path.Join(src.Subdir, name)) //nolint:gosec // G204: the caller's revision
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git show %s:%s: %w: %s", src.Rev, path.Join(src.Subdir, name), err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return out, nil
+}
