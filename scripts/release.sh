@@ -209,6 +209,7 @@ rehearse() {
 		consumer app get "$MODULE/criinfo/cri@$version" "$MODULE/crishim@$version" 2>&1 | grep -v '^go: downloading'
 		consumer app build -o app .
 		./app
+		echo "the app's module graph names the test harness module $(consumer app mod graph | grep -c " $MODULE/internal@") times (a requirement of cri, crishim; pruned, never downloaded)"
 	)
 	fetched app
 
@@ -219,7 +220,7 @@ rehearse() {
 		consumer pure get "$MODULE@$version" 2>&1 | grep -v '^go: downloading'
 		consumer pure list -m all | tee "$tmp/pure/all"
 		git -C "$repo" show "$version:go.mod" >"$tmp/pure/root.mod"
-		want=$( (echo example.com/pure; echo "$MODULE $version"; go mod edit -json "$tmp/pure/root.mod" | sed -n 's/.*"Path": "\(.*\)",/\1/p; s/.*"Version": "\(.*\)"/\1/p' | paste -d' ' - -) | sort)
+		want=$( (echo example.com/pure; echo "$MODULE $version"; go mod edit -json "$tmp/pure/root.mod" | sed -n '/"Require"/,/]/p' | sed -n 's/.*"Path": "\([^"]*\)".*/\1/p; s/.*"Version": "\([^"]*\)".*/\1/p' | paste -d' ' - -) | sort)
 		[ "$(sort "$tmp/pure/all")" = "$want" ] || die "go get $MODULE@$version brought more than the root module's requirements:"$'\n'"$(diff <(echo "$want") <(sort "$tmp/pure/all"))"
 	)
 	fetched pure
