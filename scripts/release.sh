@@ -62,10 +62,20 @@ ordered() {
 	done
 }
 
-# gocmd: the go command as an importer runs it, modules from $proxy first.
+# gocmd: the go command as an importer runs it, modules from $proxy first,
+# in a module cache of its own unless RELEASE_GOMODCACHE says.
 gocmd() {
 	GOWORK=off GOFLAGS="-modcacherw ${RELEASE_GOFLAGS:-}" GOPROXY="file://$proxy,$FALLBACK" GONOSUMDB=$MODULE \
 		GOMODCACHE=${RELEASE_GOMODCACHE:-$tmp/modcache} go "$@"
+}
+
+# uncache VERSION: remove this repository's modules at VERSION from the
+# shared module cache, where tag's go mod tidy put them.
+uncache() {
+	local c
+	c=$(go env GOMODCACHE)
+	rm -rf "$c/$MODULE@$1" "$c/$MODULE"/*@"$1" "$c/$MODULE"/*/*@"$1"
+	find "$c/cache/download/$MODULE" -path "*/@v/$1.*" -delete 2>/dev/null || true
 }
 
 releasetool() {
@@ -79,7 +89,7 @@ check() {
 	local repo=$1 version=$2 m tag n=0 gomod
 	for m in $(cd "$repo" && modules); do
 		tag=$(tagof "$version" "$m")
-		gomod=$(git -C "$repo" show "$tag:${m#./}/go.mod" 2>/dev/null || git -C "$repo" show "$tag:go.mod")
+		gomod=$(git -C "$repo" show "$tag:$(tagof go.mod "$m")")
 		n=$((n + $(grep -c -- "$PLACEHOLDER" <<<"$gomod" || true)))
 		! grep -Eq '^[[:space:]]*replace([[:space:]]|\()' <<<"$gomod" || die "$tag: go.mod has a replace directive"
 	done
@@ -97,11 +107,17 @@ tag() {
 	done
 	git -C "$top" worktree add -q --detach "$wt" HEAD
 	proxy=$tmp/prepare-proxy
+	# go mod tidy needs every module's test dependencies, extracted: take
+	# them from the shared module cache (hundreds of MB), and remove the
+	# release's own modules from it afterwards, so that a version made
+	# again is never served stale.
+	# shellcheck disable=SC2064 # expanded now: $version is local
+	trap "uncache $version; git -C '$top' worktree prune; rm -rf '$tmp'" EXIT
 	for m in $(ordered "$wt"); do
 		for s in $(siblings "$wt/$m"); do
 			(cd "$wt/$m" && go mod edit -require="$s@$version")
 		done
-		(cd "$wt/$m" && gocmd mod tidy)
+		(cd "$wt/$m" && RELEASE_GOMODCACHE=$(go env GOMODCACHE) gocmd mod tidy)
 		(cd "$wt" && releasetool proxy -dir "$proxy" -version "$version" "$m")
 		tags="$tags $(tagof "$version" "$m")"
 	done

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"io"
 	"testing"
 
@@ -29,7 +30,7 @@ func archive(t *testing.T, version string) map[string][]byte {
 	tr := tar.NewReader(&buf)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return files
 		}
 		require.NoError(t, err)
@@ -85,6 +86,6 @@ func TestImage(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, bins[i].Data, data)
 		_, err = tr.Next()
-		assert.Equal(t, io.EOF, err, "the binary is the layer's only file")
+		assert.ErrorIs(t, err, io.EOF, "the binary is the layer's only file")
 	}
 }

@@ -18,10 +18,6 @@ import (
 	"golang.org/x/mod/zip"
 )
 
-// ErrModulePath reports a module whose go.mod declares another path than
-// the one it is served under.
-var ErrModulePath = errors.New("go.mod declares another module path")
-
 // Source says where a module's files come from: the directory Subdir of the
 // git work tree Root, as committed at Rev, or as it is on disk when Rev is
 // "" (a release being prepared, before its commit).
@@ -31,23 +27,18 @@ type Source struct {
 	Rev    string // a git revision (a tag), or "" for the files on disk
 }
 
-// AddModule adds version of the module modPath, made from src, to the
-// file-system module proxy in dir (the layout `go help goproxy` describes:
+// AddModule adds version of the module in src (its path is its go.mod's),
+// to the file-system module proxy in dir (the layout `go help goproxy` describes:
 // dir/<escaped path>/@v/{list,VERSION.info,VERSION.mod,VERSION.zip}), for
 // GOPROXY=file://dir. when is the version's time in its .info file. A
 // version already there is replaced.
-func AddModule(dir, modPath, version string, when time.Time, src Source) error {
-	mv := module.Version{Path: modPath, Version: version}
-	if err := module.Check(modPath, version); err != nil {
-		return err
-	}
+func AddModule(dir, version string, when time.Time, src Source) error {
 	gomod, err := src.read("go.mod")
 	if err != nil {
-		return fmt.Errorf("release: %s: %w", mv, err)
+		return fmt.Errorf("release: %s: %w", path.Join(src.Root, src.Subdir), err)
 	}
-	if got := modfile.ModulePath(gomod); got != modPath {
-		return fmt.Errorf("release: %s: %w: %q", mv, ErrModulePath, got)
-	}
+	modPath := modfile.ModulePath(gomod)
+	mv := module.Version{Path: modPath, Version: version}
 	escPath, err := module.EscapePath(modPath)
 	if err != nil {
 		return err
@@ -102,7 +93,7 @@ func (src Source) read(name string) ([]byte, error) {
 	if src.Rev == "" {
 		return os.ReadFile(filepath.Join(src.Root, src.Subdir, name))
 	}
-	cmd := exec.Command("git", "-C", src.Root, "show", src.Rev+":"+path.Join(src.Subdir, name)) //nolint:gosec // G204: the caller's revision
+	cmd := exec.Command("git", "-C", src.Root, "show", src.Rev+":"+path.Join(src.Subdir, name))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

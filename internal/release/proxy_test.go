@@ -44,9 +44,9 @@ func TestAddModule(t *testing.T) {
 	git(t, repo, "commit", "-qm", "m")
 	git(t, repo, "tag", "sub/v1.0.0")
 	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	require.NoError(t, release.AddModule(proxy, "example.com/m/sub", "v1.0.0", when, release.Source{Root: repo, Subdir: "sub", Rev: "sub/v1.0.0"}))
-	require.NoError(t, release.AddModule(proxy, "example.com/m", "v1.0.0", when, release.Source{Root: repo}))
-	require.NoError(t, release.AddModule(proxy, "example.com/m", "v1.0.1", when, release.Source{Root: repo}))
+	require.NoError(t, release.AddModule(proxy, "v1.0.0", when, release.Source{Root: repo, Subdir: "sub", Rev: "sub/v1.0.0"}))
+	require.NoError(t, release.AddModule(proxy, "v1.0.0", when, release.Source{Root: repo}))
+	require.NoError(t, release.AddModule(proxy, "v1.0.1", when, release.Source{Root: repo}))
 
 	list, err := os.ReadFile(filepath.Join(proxy, "example.com", "m", "@v", "list"))
 	require.NoError(t, err)
@@ -63,8 +63,8 @@ func TestAddModule(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, 2, strings.Count(string(out), `"Zip"`), "%s", out)
 
-	err = release.AddModule(proxy, "example.com/other", "v1.0.0", when, release.Source{Root: repo})
-	require.ErrorIs(t, err, release.ErrModulePath)
-	err = release.AddModule(proxy, "example.com/m", "v1.0.0", when, release.Source{Root: repo, Rev: "v9.9.9"})
+	err = release.AddModule(proxy, "v1.0", when, release.Source{Root: repo})
+	assert.ErrorContains(t, err, `example.com/m@v1.0: create zip`)
+	err = release.AddModule(proxy, "v1.0.0", when, release.Source{Root: repo, Rev: "v9.9.9"})
 	assert.ErrorContains(t, err, "git show v9.9.9:go.mod")
 }
