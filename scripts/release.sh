@@ -243,7 +243,10 @@ rehearse() {
 
 	echo "== the artifacts again, with an empty build cache"
 	(cd "$repo" && GOCACHE=$tmp/gocache bash scripts/release.sh artifacts "$version" "$tmp/dist2" >/dev/null)
-	diff "$tmp/dist1/SHA256SUMS" "$tmp/dist2/SHA256SUMS" || die "two builds of $version differ"
+	if ! diff "$tmp/dist1/SHA256SUMS" "$tmp/dist2/SHA256SUMS"; then
+		for arch in $ARCHES; do diff <(go version -m "$tmp/dist1/sandboxpin-linux-$arch" | tail -n +2) <(go version -m "$tmp/dist2/sandboxpin-linux-$arch" | tail -n +2) || true; done
+		die "two builds of $version differ"
+	fi
 	echo "two builds of $version: identical SHA256SUMS; image digest $(cat "$tmp/dist2/image-digest")"
 	echo "== rehearsal passed in $((SECONDS - start))s"
 }
