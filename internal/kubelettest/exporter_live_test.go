@@ -214,6 +214,7 @@ func TestExporterPod(t *testing.T) {
 		archive = buildImage(t, image)
 	}
 	ctrd.ImportArchive(t, archive, image)
+	t.Logf("the pod runs %s, imported from %s", image, archive)
 	removePodsAtCleanup(t, ctrd.Endpoint)
 
 	// The node under root: containerd's config where the manifest's
