@@ -5,13 +5,14 @@
 #   bash scripts/release.sh artifacts VERSION DIR   # the artifacts of tagged VERSION again
 #   bash scripts/release.sh rehearse           # CI: all of it in a temporary clone, as a consumer sees it
 #
-# VERSION (such as v0.1.0) on a clean checkout: in a git worktree of HEAD
-# (the checkout is untouched) it sets every module's requirement on its
+# VERSION (such as v0.1.0) on a clean checkout: in a temporary clone of HEAD
+# (the checkout is untouched; the tags are fetched back) it sets every module's requirement on its
 # siblings from the placeholder v0.0.0-00010101000000-000000000000 (which
 # only go.work's replaces resolve) to VERSION and runs go mod tidy per
 # module with GOWORK=off, siblings before the modules that require them,
 # each sibling served at VERSION by a file-system module proxy (GOPROXY=
-# file://…) made from the worktree. It commits that as a child of HEAD, tags
+# file://…) made from its commit, as the go command would zip it. It
+# commits that as a child of HEAD, tags
 # every module (VERSION for the root, DIR/VERSION for the module in DIR),
 # checks that no tagged go.mod carries the placeholder or a replace
 # directive, and prints what to push. Main keeps the placeholders.
@@ -78,9 +79,11 @@ uncache() {
 	find "$c/cache/download/$MODULE" -path "*/@v/$1.*" -delete 2>/dev/null || true
 }
 
+# releasetool ARGS...: internal/release/releasetool, built once (and
+# handed to the release.sh runs that rehearse starts).
 releasetool() {
-	[ -x "$tmp/releasetool" ] || (cd "$top/internal" && go build -o "$tmp/releasetool" ./release/releasetool)
-	"$tmp/releasetool" "$@"
+	[ -x "${RELEASETOOL:=$tmp/releasetool}" ] || (cd "$top/internal" && go build -o "$RELEASETOOL" ./release/releasetool)
+	"$RELEASETOOL" "$@"
 }
 
 # check REPO VERSION: no go.mod at a tag requires the placeholder or has a
@@ -97,42 +100,57 @@ check() {
 	[ "$n" = 0 ] || die "the placeholder is still required at $version"
 }
 
+# gitid ARGS...: git, with an identity where none is configured.
+gitid() {
+	git -c user.name="$(git -C "$top" config user.name || echo sandboxpin release)" \
+		-c user.email="$(git -C "$top" config user.email || echo release@sandboxpin.invalid)" "$@"
+}
+
+# clone DIR: a clone of the checkout's repository, objects shared, HEAD
+# detached at the checkout's HEAD. x/mod/zip.CreateFromVCS wants a .git
+# directory, which a linked worktree (like this checkout may be) has not.
+clone() {
+	git clone -q --shared --no-checkout "$top" "$1"
+	git -C "$1" checkout -q --detach "$(git -C "$top" rev-parse HEAD)"
+}
+
 # tag VERSION: the release commit and its tags (see the top).
 tag() {
-	local version=$1 wt=$tmp/worktree m s tags=""
+	local version=$1 wt=$tmp/release m s base tags=""
 	[[ $version =~ ^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$ ]] || die "$version: not a semantic version vMAJOR.MINOR.PATCH[-PRE]"
 	[ -z "$(git -C "$top" status --porcelain)" ] || die "the checkout has uncommitted changes"
 	for m in $(modules); do
 		! git -C "$top" rev-parse -q --verify "refs/tags/$(tagof "$version" "$m")" >/dev/null || die "tag $(tagof "$version" "$m") exists"
 	done
-	git -C "$top" worktree add -q --detach "$wt" HEAD
+	clone "$wt"
+	base=$(git -C "$wt" rev-parse HEAD)
 	proxy=$tmp/prepare-proxy
 	# go mod tidy needs every module's test dependencies, extracted: take
 	# them from the shared module cache (hundreds of MB), and remove the
 	# release's own modules from it afterwards, so that a version made
 	# again is never served stale.
 	# shellcheck disable=SC2064 # expanded now: $version is local
-	trap "uncache $version; git -C '$top' worktree prune; rm -rf '$tmp'" EXIT
+	trap "uncache $version; rm -rf '$tmp'" EXIT
 	for m in $(ordered "$wt"); do
 		for s in $(siblings "$wt/$m"); do
 			(cd "$wt/$m" && go mod edit -require="$s@$version")
 		done
 		(cd "$wt/$m" && RELEASE_GOMODCACHE=$(go env GOMODCACHE) gocmd mod tidy)
-		(cd "$wt" && releasetool proxy -dir "$proxy" -version "$version" "$m")
+		# Served as committed, so that the go.sum hashes the next
+		# modules record are those of the tagged commit.
+		git -C "$wt" add -A
+		gitid -C "$wt" commit -q --allow-empty -m "$m"
+		(cd "$wt" && releasetool proxy -dir "$proxy" -version "$version" -rev HEAD "$m")
 		tags="$tags $(tagof "$version" "$m")"
 	done
-	git -C "$wt" add -A
-	git -C "$wt" -c user.name="$(git -C "$top" config user.name || echo sandboxpin release)" \
-		-c user.email="$(git -C "$top" config user.email || echo release@sandboxpin.invalid)" \
-		commit -q -m "release $version: the modules require each other at $version"
+	git -C "$wt" reset -q --soft "$base"
+	gitid -C "$wt" commit -q -m "release $version: the modules require each other at $version"
 	for t in $tags; do
-		git -C "$wt" -c user.name="$(git -C "$top" config user.name || echo sandboxpin release)" \
-			-c user.email="$(git -C "$top" config user.email || echo release@sandboxpin.invalid)" \
-			tag -a -m "sandboxpin $t" "$t"
+		gitid -C "$wt" tag -a -m "sandboxpin $t" "$t"
+		git -C "$top" fetch -q "$wt" "refs/tags/$t:refs/tags/$t"
 	done
-	git -C "$top" worktree remove --force "$wt"
 	check "$top" "$version"
-	echo "tagged $(git -C "$top" rev-parse --short "$version") as:$tags"
+	echo "tagged $(git -C "$top" rev-parse --short "$version^{commit}") as:$tags"
 	echo "to publish: git push origin$tags"
 }
 
@@ -144,8 +162,9 @@ artifacts() {
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
 	proxy=$tmp/proxy
+	clone "$tmp/vcs"
 	# shellcheck disable=SC2046 # a word list
-	(cd "$top" && releasetool proxy -git -dir "$proxy" -version "$version" -time "$when" $(modules))
+	(cd "$tmp/vcs" && releasetool proxy -dir "$proxy" -version "$version" -time "$when" $(modules))
 	for arch in $ARCHES; do
 		rm -rf "$tmp/gopath"
 		(cd "$tmp" && GOPATH=$tmp/gopath CGO_ENABLED=0 GOOS=linux GOARCH=$arch \
@@ -182,14 +201,28 @@ fetched() {
 # rehearse: release.sh in a temporary clone of HEAD, then what a consumer
 # does with the release, then the artifacts once more (see the top).
 rehearse() {
-	local version=v0.1.0-rehearsal.1 repo=$tmp/repo start=$SECONDS out
+	local version=v0.1.0-rehearsal.1 repo=$tmp/repo start=$SECONDS out m deps
 	git clone -q --no-checkout "$top" "$repo"
 	git -C "$repo" checkout -q --detach "$(git -C "$top" rev-parse HEAD)"
+	releasetool sbom # no binary: builds the tool once, for the release.sh runs below
+	export RELEASETOOL
 	(cd "$repo" && bash scripts/release.sh "$version" "$tmp/dist1")
 	echo "== release and artifacts: $((SECONDS - start))s"
 	proxy=$tmp/proxy
 	# shellcheck disable=SC2046 # a word list
-	(cd "$repo" && releasetool proxy -git -dir "$proxy" -version "$version" $(modules))
+	(cd "$repo" && releasetool proxy -dir "$proxy" -version "$version" $(modules))
+
+	# Each tagged module's go.sum holds the hashes of its siblings' zips as
+	# the go command makes them from the tags (a worktree's .git file or a
+	# missing LICENSE would differ): checked by downloading them in the
+	# tagged commit's module directories.
+	git -C "$repo" checkout -q "$version"
+	for m in $(cd "$repo" && modules); do
+		deps=$(sed -n "s#^[[:space:]]*\(require[[:space:]]*\)\{0,1\}\($MODULE[^[:space:]]*\) $version.*#\2@$version#p" "$repo/$m/go.mod")
+		# shellcheck disable=SC2086 # a word list
+		[ -z "$deps" ] || (cd "$repo/$m" && consumer verify mod download $deps)
+	done
+	echo "the tagged go.sum files agree with the tagged modules' zips"
 
 	mkdir -p "$tmp/install" "$tmp/app" "$tmp/pure"
 	echo "\$ go install $MODULE/cmd/sandboxpin@$version"
@@ -252,7 +285,7 @@ rehearse() {
 }
 
 tmp=$(mktemp -d)
-trap 'git -C "$top" worktree prune; rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"' EXIT
 case "${1:-}" in
 artifacts) [ $# = 3 ] || die "usage: release.sh artifacts VERSION DIR"; artifacts "$2" "$3" ;;
 rehearse) rehearse ;;

@@ -19,12 +19,16 @@ import (
 )
 
 // Source says where a module's files come from: the directory Subdir of the
-// git work tree Root, as committed at Rev, or as it is on disk when Rev is
-// "" (a release being prepared, before its commit).
+// git repository Root, as committed at Rev. The zip holds what the go
+// command's own zip of that revision holds (x/mod/zip.CreateFromVCS: the
+// files git archives, with the repository's LICENSE in a nested module that
+// has none), never the files on disk: a linked worktree's .git file, or a
+// nested module without the LICENSE, would give other go.sum hashes than
+// the module proxies serve.
 type Source struct {
-	Root   string // absolute path of the repository's work tree
+	Root   string // absolute path of a git work tree with its own .git directory (not a linked worktree)
 	Subdir string // the module's directory under Root, "" for the root module
-	Rev    string // a git revision (a tag), or "" for the files on disk
+	Rev    string // a git revision, such as the module's tag
 }
 
 // AddModule adds version of the module in src (its path is its go.mod's),
@@ -52,12 +56,7 @@ func AddModule(dir, version string, when time.Time, src Source) error {
 		return err
 	}
 	var z bytes.Buffer
-	if src.Rev == "" {
-		err = zip.CreateFromDir(&z, mv, filepath.Join(src.Root, src.Subdir))
-	} else {
-		err = zip.CreateFromVCS(&z, mv, src.Root, src.Rev, src.Subdir)
-	}
-	if err != nil {
+	if err := zip.CreateFromVCS(&z, mv, src.Root, src.Rev, src.Subdir); err != nil {
 		return fmt.Errorf("release: %s: %w", mv, err)
 	}
 	info, err := json.Marshal(struct {
@@ -90,9 +89,6 @@ func addToList(list, version string) error {
 
 // read returns the file name of the module src.
 func (src Source) read(name string) ([]byte, error) {
-	if src.Rev == "" {
-		return os.ReadFile(filepath.Join(src.Root, src.Subdir, name))
-	}
 	cmd := exec.Command("git", "-C", src.Root, "show", src.Rev+":"+path.Join(src.Subdir, name))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

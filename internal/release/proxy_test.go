@@ -1,6 +1,7 @@
 package release_test
 
 import (
+	"archive/zip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,7 @@ func TestAddModule(t *testing.T) {
 	t.Parallel()
 	repo, proxy := t.TempDir(), t.TempDir()
 	for name, content := range map[string]string{
+		"LICENSE":        "the license\n",
 		"go.mod":         "module example.com/m\n\ngo 1.24\n",
 		"m.go":           "package m\n",
 		"sub/go.mod":     "module example.com/m/sub\n\ngo 1.24\n",
@@ -45,8 +47,8 @@ func TestAddModule(t *testing.T) {
 	git(t, repo, "tag", "sub/v1.0.0")
 	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	require.NoError(t, release.AddModule(proxy, "v1.0.0", when, release.Source{Root: repo, Subdir: "sub", Rev: "sub/v1.0.0"}))
-	require.NoError(t, release.AddModule(proxy, "v1.0.0", when, release.Source{Root: repo}))
-	require.NoError(t, release.AddModule(proxy, "v1.0.1", when, release.Source{Root: repo}))
+	require.NoError(t, release.AddModule(proxy, "v1.0.0", when, release.Source{Root: repo, Rev: "HEAD"}))
+	require.NoError(t, release.AddModule(proxy, "v1.0.1", when, release.Source{Root: repo, Rev: "HEAD"}))
 
 	list, err := os.ReadFile(filepath.Join(proxy, "example.com", "m", "@v", "list"))
 	require.NoError(t, err)
@@ -63,7 +65,19 @@ func TestAddModule(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, 2, strings.Count(string(out), `"Zip"`), "%s", out)
 
-	err = release.AddModule(proxy, "v1.0", when, release.Source{Root: repo})
+	// What the go command zips from git: the root's LICENSE in the nested
+	// module, no untracked file.
+	z, err := zip.OpenReader(filepath.Join(proxy, "example.com", "m", "sub", "@v", "v1.0.0.zip"))
+	require.NoError(t, err)
+	defer z.Close()
+	var names []string
+	for _, f := range z.File {
+		names = append(names, f.Name)
+	}
+	assert.ElementsMatch(t, []string{"example.com/m/sub@v1.0.0/.gitignore", "example.com/m/sub@v1.0.0/LICENSE",
+		"example.com/m/sub@v1.0.0/go.mod", "example.com/m/sub@v1.0.0/sub.go"}, names)
+
+	err = release.AddModule(proxy, "v1.0", when, release.Source{Root: repo, Rev: "HEAD"})
 	assert.ErrorContains(t, err, `example.com/m@v1.0: create zip`)
 	err = release.AddModule(proxy, "v1.0.0", when, release.Source{Root: repo, Rev: "v9.9.9"})
 	assert.ErrorContains(t, err, "git show v9.9.9:go.mod")

@@ -2,13 +2,14 @@
 // file-system module proxy, the DaemonSet's image archive and SBOMs, with
 // package release.
 //
-//	releasetool proxy -dir DIR -version V -time T [-git] MODDIR...
+//	releasetool proxy -dir DIR -version V -time T [-rev REV] MODDIR...
 //	releasetool image -o FILE -ref REF -version V ARCH=BINARY...
 //	releasetool sbom -time T BINARY...
 //
 // proxy adds version V of the module in each MODDIR (relative to the
-// current directory, the repository's top) to the proxy in DIR: with -git
-// as committed at its tag (V, or MODDIR/V), else as it is on disk. image
+// current directory, the top of a git repository that is no linked
+// worktree) to the proxy in DIR, as committed at REV (default: the module's
+// tag, V or MODDIR/V). image
 // writes the OCI layout archive and prints its index digest. sbom writes
 // BINARY.spdx.json beside each binary. T is an RFC 3339 time.
 package main
@@ -46,7 +47,7 @@ func run(args []string, stdout io.Writer) error {
 	dir := fs.String("dir", "", "proxy directory")
 	version := fs.String("version", "", "the release's version")
 	when := fs.String("time", "", "the release commit's time, RFC 3339")
-	fromGit := fs.Bool("git", false, "proxy: modules as committed at their tags")
+	rev := fs.String("rev", "", "proxy: the git revision (default: each module's tag)")
 	out := fs.String("o", "", "image: the archive to write")
 	ref := fs.String("ref", "", "image: the image's name")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -61,7 +62,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	switch args[0] {
 	case "proxy":
-		return proxy(*dir, *version, t, *fromGit, fs.Args())
+		return proxy(*dir, *version, *rev, t, fs.Args())
 	case "image":
 		return image(*out, *ref, *version, fs.Args(), stdout)
 	case "sbom":
@@ -84,7 +85,7 @@ func run(args []string, stdout io.Writer) error {
 }
 
 // proxy adds version of the modules in dirs to the proxy in dir.
-func proxy(dir, version string, t time.Time, fromGit bool, dirs []string) error {
+func proxy(dir, version, rev string, t time.Time, dirs []string) error {
 	top, err := os.Getwd()
 	if err != nil {
 		return err
@@ -92,8 +93,8 @@ func proxy(dir, version string, t time.Time, fromGit bool, dirs []string) error 
 	for _, d := range dirs {
 		sub := strings.TrimPrefix(path.Clean(filepath.ToSlash(d)), ".")
 		sub = strings.TrimPrefix(sub, "/")
-		src := release.Source{Root: top, Subdir: sub}
-		if fromGit {
+		src := release.Source{Root: top, Subdir: sub, Rev: rev}
+		if rev == "" {
 			src.Rev = path.Join(sub, version)
 		}
 		if err := release.AddModule(dir, version, t, src); err != nil {
