@@ -77,6 +77,7 @@ uncache() {
 	c=$(go env GOMODCACHE)
 	rm -rf "$c/$MODULE@$1" "$c/$MODULE"/*@"$1" "$c/$MODULE"/*/*@"$1"
 	find "$c/cache/download/$MODULE" -path "*/@v/$1.*" -delete 2>/dev/null || true
+	find "$c/cache/download/$MODULE" -path "*/@v/list" -exec sed -i "/^$1\$/d" {} + 2>/dev/null || true
 }
 
 # releasetool ARGS...: internal/release/releasetool, built once (and
@@ -199,9 +200,11 @@ fetched() {
 }
 
 # rehearse: release.sh in a temporary clone of HEAD, then what a consumer
-# does with the release, then the artifacts once more (see the top).
+# does with the release, then the artifacts once more (see the top). The
+# version is this run's own (v0.1.0-rehearsal.PID): the shared module cache
+# holds it while the release tidies, and two runs at once must not meet.
 rehearse() {
-	local version=v0.1.0-rehearsal.1 repo=$tmp/repo start=$SECONDS out m deps
+	local version=v0.1.0-rehearsal.$$ repo=$tmp/repo start=$SECONDS out m deps
 	git clone -q --no-checkout "$top" "$repo"
 	git -C "$repo" checkout -q --detach "$(git -C "$top" rev-parse HEAD)"
 	releasetool sbom # no binary: builds the tool once, for the release.sh runs below
