@@ -5,7 +5,7 @@
 // a binary from its Go build info. scripts/release.sh drives it through the
 // releasetool command.
 //
-//	release.AddModule(proxyDir, "github.com/sandboxpin/sandboxpin/cmd", "v0.1.0", when,
+//	err := release.AddModule(proxyDir, "v0.1.0", when,
 //		release.Source{Root: repo, Subdir: "cmd", Rev: "cmd/v0.1.0"})
 //	// GOPROXY=file://proxyDir,https://proxy.golang.org go install …/cmd/sandboxpin@v0.1.0
 //

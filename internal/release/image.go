@@ -35,7 +35,9 @@ type Binary struct {
 // 0755, owned by 0:0, so any user can run it: the DaemonSet runs it as root
 // with no capabilities, and as 65534 where the runtime's socket has a
 // group), on an empty base, with no user set and the label
-// org.opencontainers.image.version.
+// org.opencontainers.image.version. The index is an OCI one; its images
+// have go-containerregistry v0.5.1's Docker schema 2 media types, which
+// containerd, CRI-O, Docker and skopeo all read.
 func Image(version string, bins []Binary) (v1.ImageIndex, error) {
 	var adds []mutate.IndexAddendum
 	for _, b := range bins {
