@@ -100,18 +100,7 @@ func binaryImage(version string, b Binary) (v1.Image, error) {
 // in a fixed order, dated at the Unix epoch.
 func WriteArchive(w io.Writer, ref string, idx v1.ImageIndex) error {
 	blobs := map[string][]byte{}
-	if err := addIndexBlobs(blobs, idx); err != nil {
-		return err
-	}
-	digest, err := idx.Digest()
-	if err != nil {
-		return err
-	}
-	raw, err := idx.RawManifest()
-	if err != nil {
-		return err
-	}
-	mt, err := idx.MediaType()
+	desc, err := addIndexBlobs(blobs, idx)
 	if err != nil {
 		return err
 	}
@@ -119,7 +108,7 @@ func WriteArchive(w io.Writer, ref string, idx v1.ImageIndex) error {
 	index, err := json.Marshal(v1.IndexManifest{
 		SchemaVersion: 2,
 		MediaType:     types.OCIImageIndex,
-		Manifests: []v1.Descriptor{{MediaType: mt, Digest: digest, Size: int64(len(raw)), Annotations: map[string]string{
+		Manifests: []v1.Descriptor{{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size, Annotations: map[string]string{
 			"io.containerd.image.name":          ref,
 			"org.opencontainers.image.ref.name": tag,
 		}}},
@@ -165,31 +154,35 @@ func WriteArchive(w io.Writer, ref string, idx v1.ImageIndex) error {
 }
 
 // addIndexBlobs adds idx's manifest and every blob of its images to blobs
-// (keyed by hex digest).
-func addIndexBlobs(blobs map[string][]byte, idx v1.ImageIndex) error {
+// (keyed by hex digest), and returns idx's descriptor.
+func addIndexBlobs(blobs map[string][]byte, idx v1.ImageIndex) (v1.Descriptor, error) {
+	var desc v1.Descriptor
 	raw, err := idx.RawManifest()
 	if err != nil {
-		return err
+		return desc, err
 	}
 	man, err := idx.IndexManifest()
 	if err != nil {
-		return err
+		return desc, err
 	}
-	d, err := idx.Digest()
-	if err != nil {
-		return err
+	if desc.MediaType, err = idx.MediaType(); err != nil {
+		return desc, err
 	}
-	blobs[d.Hex] = raw
-	for _, desc := range man.Manifests {
-		img, err := idx.Image(desc.Digest)
+	if desc.Digest, err = idx.Digest(); err != nil {
+		return desc, err
+	}
+	desc.Size = int64(len(raw))
+	blobs[desc.Digest.Hex] = raw
+	for _, m := range man.Manifests {
+		img, err := idx.Image(m.Digest)
 		if err != nil {
-			return err
+			return desc, err
 		}
 		if err := addImageBlobs(blobs, img); err != nil {
-			return err
+			return desc, err
 		}
 	}
-	return nil
+	return desc, nil
 }
 
 // addImageBlobs adds img's manifest, config and layers to blobs.
