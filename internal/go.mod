@@ -6,6 +6,7 @@ require (
 	github.com/google/go-containerregistry v0.5.1
 	github.com/sandboxpin/sandboxpin v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
+	golang.org/x/mod v0.21.0
 	golang.org/x/sys v0.31.0
 	google.golang.org/grpc v1.72.1
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af
@@ -36,6 +37,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.2 // indirect
 	golang.org/x/net v0.38.0 // indirect
 	golang.org/x/text v0.23.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250303144028-a0af3efb3deb // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

@@ -7,6 +7,9 @@
 #   the floor run (each module alone, at the versions its go.mod declares),
 #   the newest run (each module alone, every requirement upgraded),
 #   scripts/adoption.sh (what importing the pure packages costs consumers),
+#   the release rehearsal (scripts/release.sh rehearse, beside the tests:
+#   HEAD tagged in a temporary clone, installed and imported through a
+#   file-system module proxy, the artifacts built twice and compared),
 #   and a short run of every Fuzz target.
 #
 # As root (CI, a disposable VM) scripts/deps.sh installs containerd 1.6,
@@ -80,6 +83,10 @@ if printf '%s\n' $modules | grep -qx ./internal; then
 	internal_pid=$!
 	trap 'kill -- "-$internal_pid" 2>/dev/null || true' EXIT
 fi
+# The release rehearsal (HEAD's commit, not uncommitted changes) beside them.
+rehearsal_log=$(mktemp)
+bash scripts/release.sh rehearse >"$rehearsal_log" 2>&1 &
+rehearsal_pid=$!
 for m in $modules; do
 	[ "$m" = ./internal ] && continue
 	(cd "$m" && go test -race -shuffle=on -timeout 20m ./...)
@@ -92,6 +99,12 @@ if [ -n "$internal_pid" ]; then
 	rm -f "$internal_log"
 	[ "$rc" = 0 ] || exit "$rc"
 fi
+step "release rehearsal (scripts/release.sh rehearse)"
+rc=0
+wait "$rehearsal_pid" || rc=$?
+grep -v '^go: \(downloading\|added\)' "$rehearsal_log"
+rm -f "$rehearsal_log"
+[ "$rc" = 0 ] || exit "$rc"
 
 if [ "${SKIP_VERSIONS:-0}" != 1 ]; then
 	# The floor and newest runs repeat the unit tests under other

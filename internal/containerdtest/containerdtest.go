@@ -410,13 +410,33 @@ func (c *Containerd) Import(t testing.TB, images ...Image) []string {
 	if err != nil {
 		t.Fatalf("containerdtest: write archive: %v", err)
 	}
+	var names []string
+	for _, img := range images {
+		names = append(names, img.Names...)
+	}
+	c.importArchive(t, archive.Name(), runnable(images), names)
+	return ids
+}
+
+// ImportArchive imports the OCI image layout archive at path (such as the
+// release's image, internal/release), whose images are named names, ready to
+// run.
+func (c *Containerd) ImportArchive(t testing.TB, path string, names ...string) {
+	t.Helper()
+	c.importArchive(t, path, true, names)
+}
+
+// importArchive imports the archive at path, unpacked for the CRI
+// snapshotter if run, and waits until CRI lists names.
+func (c *Containerd) importArchive(t testing.TB, path string, run bool, names []string) {
+	t.Helper()
 	// --all-platforms: the archive names its platform, no need to match the
 	// host's variant. --no-unpack: CRI lists images without snapshots, and
 	// unpacking would need the snapshotter ctr picks, not the CRI one.
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	args := []string{"--address", c.Socket, "-n", "k8s.io", "images", "import"}
-	if runnable(images) {
+	if run {
 		// Unpacked into the CRI plugin's snapshotter, so that sandboxes
 		// and containers can be created from it.
 		args = append(args, "--snapshotter", "native")
@@ -438,20 +458,15 @@ func (c *Containerd) Import(t testing.TB, images ...Image) []string {
 		// client-side as ctr 1.x does.
 		args = append(args, "--local")
 	}
-	out, err := exec.CommandContext(ctx, c.ctr, append(args, archive.Name())...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, c.ctr, append(args, path)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("containerdtest: %s images import: %v\n%s\nlog:\n%s", c.ctr, err, out, c.Log())
 	}
 	// The CRI plugin learns about imported images from events, after ctr
 	// returns: wait until ListImages shows every name.
-	var names []string
-	for _, img := range images {
-		names = append(names, img.Names...)
-	}
 	if err := c.waitListed(ctx, names); err != nil {
 		t.Fatalf("containerdtest: imported images not listed by CRI: %v\nlog:\n%s", err, c.Log())
 	}
-	return ids
 }
 
 // runnable reports whether any of images has an executable.

@@ -68,5 +68,7 @@
 // $SANDBOXPIN_CACHE/kubelet/v1.37.2/kubelet, built by scripts/deps.sh),
 // unshare, mount and ip. When something is missing the test is skipped with a
 // message that says how to get it, or fails under SANDBOXPIN_REQUIRE_RUNTIMES=1;
-// under -short it always skips.
+// under -short it always skips. TestExporterPod runs the release's image:
+// the one scripts/release.sh writes into SANDBOXPIN_RELEASE_DIR when that is
+// set, else one it builds the same way (internal/release).
 package kubelettest

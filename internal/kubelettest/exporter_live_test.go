@@ -25,6 +25,7 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/kubelettest"
+	"github.com/sandboxpin/sandboxpin/internal/release"
 )
 
 // daemonSetPath is the exporter's DaemonSet.
@@ -184,19 +185,18 @@ func seriesOf(exposition, name string) []string {
 // TestExporterPod runs deploy/kubernetes/daemonset.yaml's pod template,
 // converted into a static pod (staticPodFromDaemonSet), under the real
 // kubelet, in front of containerd 1.6.20 (which never pins): its image is
-// built here as deploy/Dockerfile builds it (one layer, the static binary
-// at /sandboxpin) under the manifest's own name, and imported into the
-// runtime. The exporter's /metrics must say what `sandboxpin audit -o
+// the release's (internal/release: one layer, the static binary at
+// /sandboxpin, as deploy/Dockerfile's), imported from its OCI archive. With
+// SANDBOXPIN_RELEASE_DIR set (the DIR of `scripts/release.sh VERSION DIR`)
+// it is that release's archive, under its own name in place of the
+// manifest's; otherwise the test builds the binary and the archive, under
+// the manifest's name. The exporter's /metrics must say what `sandboxpin audit -o
 // prometheus` says when run directly on the same node: this proves the
 // manifest's security context, hostPath mounts and socket path.
 func TestExporterPod(t *testing.T) {
 	t.Parallel()
 	kubelettest.Require(t)
 	ds, err := os.ReadFile(daemonSetPath)
-	require.NoError(t, err)
-	static, err := goBuild("sandboxpin-static", "", "github.com/sandboxpin/sandboxpin/cmd/sandboxpin", "CGO_ENABLED=0", "GOFLAGS=-trimpath")
-	require.NoError(t, err)
-	exe, err := os.ReadFile(static)
 	require.NoError(t, err)
 	pause, err := pauseBinary()
 	require.NoError(t, err)
@@ -207,8 +207,15 @@ func TestExporterPod(t *testing.T) {
 	ctrd := containerdtest.Start(t, containerdtest.V1, containerdtest.Options{
 		SandboxImage: storedPause, RestrictOOMScoreAdj: true, Offline: true,
 	})
-	ctrd.Import(t, containerdtest.Image{Names: []string{storedPause}, Executable: pause},
-		containerdtest.Image{Names: []string{image}, Executable: exe, Path: "/sandboxpin"})
+	ctrd.Import(t, containerdtest.Image{Names: []string{storedPause}, Executable: pause})
+	archive, released := releasedImage(t)
+	if released != "" {
+		pod, image = strings.ReplaceAll(pod, strconv.Quote(image), strconv.Quote(released)), released
+	} else {
+		archive = buildImage(t, image)
+	}
+	ctrd.ImportArchive(t, archive, image)
+	t.Logf("the pod runs %s, imported from %s", image, archive)
 	removePodsAtCleanup(t, ctrd.Endpoint)
 
 	// The node under root: containerd's config where the manifest's
@@ -280,6 +287,38 @@ func TestExporterPod(t *testing.T) {
 	}
 	assert.Equal(t, []string{"sandboxpin_unprotected_images 1"}, seriesOf(metrics, "sandboxpin_unprotected_images"), "containerd 1.6.20 pins nothing")
 	t.Logf("the exporter pod's /metrics:\n%s", strings.Join(append(seriesOf(metrics, "sandboxpin_sandbox_image_info"), seriesOf(metrics, "sandboxpin_unprotected_images")...), "\n"))
+}
+
+// releasedImage returns the image archive of the release in
+// $SANDBOXPIN_RELEASE_DIR and its name, or "", "" when it is not set.
+func releasedImage(t *testing.T) (archive, name string) {
+	t.Helper()
+	dir := os.Getenv("SANDBOXPIN_RELEASE_DIR")
+	if dir == "" {
+		return "", ""
+	}
+	archives, err := filepath.Glob(filepath.Join(dir, "sandboxpin-image-*.oci.tar"))
+	require.NoError(t, err)
+	require.Len(t, archives, 1, "one image archive in SANDBOXPIN_RELEASE_DIR %s", dir)
+	version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(archives[0]), "sandboxpin-image-"), ".oci.tar")
+	return archives[0], "ghcr.io/sandboxpin/sandboxpin:" + version
+}
+
+// buildImage builds the static binary and the release's image of it, named
+// name, and returns the archive's path.
+func buildImage(t *testing.T, name string) string {
+	t.Helper()
+	static, err := goBuild("sandboxpin-static", "", "github.com/sandboxpin/sandboxpin/cmd/sandboxpin", "CGO_ENABLED=0", "GOFLAGS=-trimpath")
+	require.NoError(t, err)
+	exe, err := os.ReadFile(static)
+	require.NoError(t, err)
+	idx, err := release.Image("test", []release.Binary{{Arch: runtime.GOARCH, Data: exe}})
+	require.NoError(t, err)
+	var archive bytes.Buffer
+	require.NoError(t, release.WriteArchive(&archive, name, idx))
+	path := filepath.Join(t.TempDir(), "image.oci.tar")
+	require.NoError(t, os.WriteFile(path, archive.Bytes(), 0o600))
+	return path
 }
 
 // TestStaticPodFromDaemonSet checks the conversion on the shipped manifest:
