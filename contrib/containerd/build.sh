@@ -31,5 +31,5 @@ apply_patch "$here/pin.patch" "$out"
 # Adds the go.sum lines the new import needs and nothing else: no tidy, which
 # would also rewrite lines the patch has nothing to do with.
 go build -trimpath -tags "$tags" -o "$out.containerd.tmp" ./cmd/containerd
-check_graph "$out"
+check_graph "$out" "$out.containerd.tmp"
 mv "$out.containerd.tmp" "$out/containerd"

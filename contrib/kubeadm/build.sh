@@ -40,5 +40,5 @@ minor=${version#v1.}
 minor=${minor%%.*}
 go build -trimpath -ldflags "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
 	-o "$out.kubeadm.tmp" ./cmd/kubeadm
-check_graph "$out"
+check_graph "$out" "$out.kubeadm.tmp"
 mv "$out.kubeadm.tmp" "$out/kubeadm"
