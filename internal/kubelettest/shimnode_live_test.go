@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/kubelettest"
 	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
@@ -70,7 +71,7 @@ func startShimProcess(t *testing.T, endpoint, root string) *shimProcess {
 
 // start starts the shim and waits until this run logs that it serves, with
 // pin rules and its metrics.
-func (s *shimProcess) start(t *testing.T) {
+func (s *shimProcess) start(t testing.TB) {
 	t.Helper()
 	began := len(s.log.String())
 	fmt.Fprintf(s.log, "--- %s: start\n", time.Now().Format(time.RFC3339Nano))
@@ -105,7 +106,7 @@ func (s *shimProcess) start(t *testing.T) {
 
 // kill ends the shim with SIGKILL, as a crash would: it removes no socket
 // and lets no call finish.
-func (s *shimProcess) kill(t *testing.T) {
+func (s *shimProcess) kill(t testing.TB) {
 	t.Helper()
 	require.NoError(t, s.cmd.Process.Kill())
 	<-s.exited
@@ -183,12 +184,56 @@ func runtimeCalls(exposition string) (map[call]float64, error) {
 	})
 }
 
-// okCalls returns how many calls of method the shim counted as OK.
-func (s *shimProcess) okCalls(ctx context.Context, method string) (float64, error) {
-	body, err := s.scrape(ctx)
-	if err != nil {
-		return 0, err
-	}
-	calls, err := shimCalls(body)
-	return calls[call{method, "OK"}], err
+// appImage is the image of the pods' containers: not the pause image, so
+// that the pause image is no container's and only its pin keeps the
+// kubelet's image GC from it.
+const appImage = "docker.io/sandboxpin/app:1"
+
+// podNode is containerd 1.6.20 set up to run pods here (restricted
+// oom_score_adj, offline) with the pause image (the configured sandbox
+// image), appImage and the victim, and a node root holding its config for
+// the shim to resolve.
+type podNode struct {
+	ctrd     *containerdtest.Containerd
+	root     string
+	pauseID  string
+	victimID string
+}
+
+// startPodNode starts a podNode; metrics is Options.Metrics.
+func startPodNode(t *testing.T, metrics string) *podNode {
+	t.Helper()
+	pause, err := pauseBinary()
+	require.NoError(t, err)
+	ctrd := containerdtest.Start(t, containerdtest.V1, containerdtest.Options{
+		SandboxImage: storedPause, RestrictOOMScoreAdj: true, Offline: true, Metrics: metrics,
+	})
+	ids := ctrd.Import(t,
+		containerdtest.Image{Names: []string{storedPause}, Executable: pause},
+		containerdtest.Image{Names: []string{appImage}, Executable: pause},
+		containerdtest.Image{Names: []string{victim}})
+	removePodsAtCleanup(t, ctrd.Endpoint)
+	root := t.TempDir()
+	nodeCfg := filepath.Join(root, "etc", "containerd", "config.toml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(nodeCfg), 0o750))
+	copyFile(t, filepath.Join(ctrd.Dir, "config.toml"), nodeCfg)
+	return &podNode{ctrd: ctrd, root: root, pauseID: ids[0], victimID: ids[2]}
+}
+
+// appPod is a hostNetwork static pod named name whose container runs image,
+// never pulled.
+func appPod(name, image string) string {
+	return `apiVersion: v1
+kind: Pod
+metadata:
+  name: ` + name + `
+  namespace: default
+spec:
+  hostNetwork: true
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: ` + image + `
+    imagePullPolicy: Never
+`
 }
