@@ -97,7 +97,7 @@ func TestShimCrash(t *testing.T) {
 	}
 	var results []outageResult
 	for _, o := range outages {
-		r := runOutage(ctx, t, k, shim, o)
+		r := runOutage(ctx, t, k, shim, o, baseline)
 		results = append(results, r)
 		assert.Equal(t, before, podState(ctx, t, n.ctrd.Endpoint), "%s: the pod's sandbox and containers (ID: state, attempt, restart count)", o.name)
 		assert.Empty(t, k.Lines(kubelettest.RemovingImage(n.pauseID)), "%s: the kubelet removed the pause image", o.name)
@@ -118,11 +118,11 @@ func TestShimCrash(t *testing.T) {
 // runOutage takes the shim or runtime down for restartDelay, starts it
 // again, measures when the kubelet's calls are answered again, watches two
 // GC rounds after that, and checks the kubelet's errors: some during the
-// outage (it noticed), none after it that it did not log before.
-func runOutage(ctx context.Context, t *testing.T, k *kubelettest.Kubelet, shim *shimProcess, o outage) outageResult {
+// outage (it noticed), none after it that is not among steady, its errors
+// before any outage.
+func runOutage(ctx context.Context, t *testing.T, k *kubelettest.Kubelet, shim *shimProcess, o outage, steady []string) outageResult {
 	t.Helper()
 	r := outageResult{name: o.name}
-	steady := kubelettest.ErrorsOf(k.Log())
 	from := logMark(k)
 	downAt := time.Now()
 	o.down(t)
