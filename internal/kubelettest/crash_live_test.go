@@ -58,7 +58,8 @@ type outageResult struct {
 	// the shim that the runtime answered, image the same for the first
 	// image call; down is the whole time the kubelet could not relist.
 	relist, image, down time.Duration
-	// errors are the kubelet's error lines during the outage.
+	// errors are the kubelet's error lines during the outage that it
+	// did not log before any outage.
 	errors []string
 }
 
@@ -109,7 +110,7 @@ func TestShimCrash(t *testing.T) {
 		}
 	}
 	for _, r := range results {
-		t.Logf("%s: the kubelet relisted through the shim %v after the restart (%v without a relist), its first image call %v after; %d error lines during the outage: %q",
+		t.Logf("%s: the kubelet relisted through the shim %v after the restart (%v without a relist), its first image call %v after; %d error lines of the outage: %q",
 			r.name, r.relist.Round(10*time.Millisecond), r.down.Round(10*time.Millisecond), r.image.Round(10*time.Millisecond), len(r.errors), distinct(r.errors))
 	}
 	t.Logf("TestShimCrash took %v", time.Since(began).Round(time.Second))
@@ -161,16 +162,21 @@ func runOutage(ctx context.Context, t *testing.T, k *kubelettest.Kubelet, shim *
 	_, err := k.WaitForLogCount(ctx, kubelettest.GCRound(), rounds+2)
 	require.NoError(t, err, "%s: GC rounds after the outage", o.name)
 	log := k.Log()
-	r.errors = kubelettest.ErrorsOf(log[from:to])
-	assert.NotEmpty(t, r.errors, "%s: the kubelet logged no error while it could not reach the runtime", o.name)
-	var after []string
-	for _, e := range kubelettest.ErrorsOf(log[to:]) {
-		if !slices.Contains(steady, e) {
-			after = append(after, e)
+	r.errors = without(kubelettest.ErrorsOf(log[from:to]), steady)
+	assert.NotEmpty(t, r.errors, "%s: the kubelet logged no error of its own while it could not reach the runtime", o.name)
+	assert.Empty(t, without(kubelettest.ErrorsOf(log[to:]), steady), "%s: errors the kubelet logged after the outage and not before it", o.name)
+	return r
+}
+
+// without returns the lines that are not among known.
+func without(lines, known []string) []string {
+	var out []string
+	for _, l := range lines {
+		if !slices.Contains(known, l) {
+			out = append(out, l)
 		}
 	}
-	assert.Empty(t, after, "%s: errors the kubelet logged after the outage and not before it", o.name)
-	return r
+	return out
 }
 
 // shimCallsNow scrapes the shim's call counts.
