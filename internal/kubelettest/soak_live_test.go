@@ -44,6 +44,7 @@ type shimSample struct {
 	at         time.Duration // since the soak began
 	goroutines float64       // go_goroutines
 	rss        float64       // process_resident_memory_bytes
+	heap       float64       // go_memstats_heap_inuse_bytes (not checked: to read RSS by)
 }
 
 // TestSoak runs the kubelet, `sandboxpin shim` (the unit's ExecStart line)
@@ -101,9 +102,9 @@ func TestSoak(t *testing.T) {
 	soaked := time.Since(began)
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "| at | go_goroutines | RSS (MiB) |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "| at | go_goroutines | RSS (MiB) | heap in use (MiB) |\n|---|---|---|---|\n")
 	for _, s := range samples {
-		fmt.Fprintf(&b, "| %v | %.0f | %.1f |\n", s.at.Round(time.Second), s.goroutines, s.rss/(1<<20))
+		fmt.Fprintf(&b, "| %v | %.0f | %.1f | %.1f |\n", s.at.Round(time.Second), s.goroutines, s.rss/(1<<20), s.heap/(1<<20))
 	}
 	t.Logf("the shim over %v (%d pods, one every %v):\n%s", soaked.Round(time.Second), cycles, podPeriod, b.String())
 	i := slices.IndexFunc(samples, func(s shimSample) bool { return s.at >= warm })
@@ -136,7 +137,8 @@ func TestSoak(t *testing.T) {
 }
 
 // sampleShim scrapes the shim three times, 100 ms apart, and returns the
-// least goroutines and resident memory seen.
+// least goroutines and resident memory seen (and the heap in use of the
+// last scrape).
 func sampleShim(ctx context.Context, t *testing.T, shim *shimProcess, at time.Duration) shimSample {
 	t.Helper()
 	s := shimSample{at: at}
@@ -156,6 +158,8 @@ func sampleShim(ctx context.Context, t *testing.T, shim *shimProcess, at time.Du
 		if i == 0 || rss < s.rss {
 			s.rss = rss
 		}
+		s.heap, err = kubelettest.GaugeOf(body, "go_memstats_heap_inuse_bytes")
+		require.NoError(t, err)
 	}
 	return s
 }
