@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +46,10 @@ type shimSample struct {
 	at         time.Duration // since the soak began
 	goroutines float64       // go_goroutines
 	rss        float64       // process_resident_memory_bytes
-	heap       float64       // go_memstats_heap_inuse_bytes (not checked: to read RSS by)
+	// Not checked, to read RSS by: go_memstats_heap_inuse_bytes,
+	// go_memstats_next_gc_bytes (the heap goal the last GC set from the
+	// live heap), and RssAnon and RssFile of /proc/PID/status.
+	heap, nextGC, anon, file float64
 }
 
 // TestSoak runs the kubelet, `sandboxpin shim` (the unit's ExecStart line)
@@ -102,9 +107,10 @@ func TestSoak(t *testing.T) {
 	soaked := time.Since(began)
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "| at | go_goroutines | RSS (MiB) | heap in use (MiB) |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| at | go_goroutines | RSS (MiB) | RssAnon | RssFile | heap in use | heap goal |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range samples {
-		fmt.Fprintf(&b, "| %v | %.0f | %.1f | %.1f |\n", s.at.Round(time.Second), s.goroutines, s.rss/(1<<20), s.heap/(1<<20))
+		fmt.Fprintf(&b, "| %v | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", s.at.Round(time.Second), s.goroutines,
+			s.rss/(1<<20), s.anon/(1<<20), s.file/(1<<20), s.heap/(1<<20), s.nextGC/(1<<20))
 	}
 	t.Logf("the shim over %v (%d pods, one every %v):\n%s", soaked.Round(time.Second), cycles, podPeriod, b.String())
 	i := slices.IndexFunc(samples, func(s shimSample) bool { return s.at >= warm })
@@ -137,8 +143,8 @@ func TestSoak(t *testing.T) {
 }
 
 // sampleShim scrapes the shim three times, 100 ms apart, and returns the
-// least goroutines and resident memory seen (and the heap in use of the
-// last scrape).
+// least goroutines and resident memory seen (and the rest of shimSample
+// from the last scrape).
 func sampleShim(ctx context.Context, t *testing.T, shim *shimProcess, at time.Duration) shimSample {
 	t.Helper()
 	s := shimSample{at: at}
@@ -160,6 +166,20 @@ func sampleShim(ctx context.Context, t *testing.T, shim *shimProcess, at time.Du
 		}
 		s.heap, err = kubelettest.GaugeOf(body, "go_memstats_heap_inuse_bytes")
 		require.NoError(t, err)
+		s.nextGC, err = kubelettest.GaugeOf(body, "go_memstats_next_gc_bytes")
+		require.NoError(t, err)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", shim.cmd.Process.Pid))
+	require.NoError(t, err)
+	for _, f := range []struct {
+		key string
+		v   *float64
+	}{{"RssAnon:", &s.anon}, {"RssFile:", &s.file}} {
+		m := regexp.MustCompile(`(?m)^` + f.key + `\s+(\d+) kB$`).FindSubmatch(status)
+		require.NotNil(t, m, "%s in /proc/PID/status of the shim", f.key)
+		kb, err := strconv.ParseFloat(string(m[1]), 64)
+		require.NoError(t, err)
+		*f.v = kb * 1024
 	}
 	return s
 }
