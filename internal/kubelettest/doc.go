@@ -54,13 +54,16 @@
 //
 // # Pods and metrics
 //
-// [Kubelet.AddStaticPod] adds a static pod to a running kubelet. A pod needs
+// [Kubelet.AddStaticPod] adds a static pod to a running kubelet, and
+// [Kubelet.RemoveStaticPod] removes it. A pod needs
 // a runtime that can run it here: containerdtest's RestrictOOMScoreAdj (this
 // machine lacks CAP_SYS_RESOURCE, and sandboxes get oom_score_adj -998), and
 // its Offline (or criotest's), so that a pull the pod causes fails at once
 // instead of leaving the machine. [Kubelet.Get] fetches a path of the
 // kubelet's read-only port ([ReadOnlyPort], such as /metrics) from inside
-// its network namespace; [HistogramOf] and [GaugeOf] read the exposition.
+// its network namespace; [HistogramOf], [GaugeOf] and [SamplesOf] (labelled
+// samples, such as the shim's calls by method and code) read an exposition.
+// [ErrorsOf] reduces the error lines of a piece of the log for comparison.
 //
 // # Requirements
 //

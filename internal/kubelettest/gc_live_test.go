@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -770,55 +769,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startShim starts `sandboxpin shim` in front of the runtime at endpoint,
-// with the ExecStart line of deploy/systemd/sandboxpin-shim.service,
-// resolving the sandbox image from the node root and from the live runtime,
-// and returns the shim's endpoint.
+// startShim starts `sandboxpin shim` in front of the runtime at endpoint
+// (startShimProcess) and returns the shim's endpoint.
 func startShim(t *testing.T, endpoint, root string) string {
 	t.Helper()
-	bin, err := sandboxpinBinary()
-	require.NoError(t, err)
-	dir, err := os.MkdirTemp("/tmp", "sbs")
-	require.NoError(t, err)
-	sock := filepath.Join(dir, "shim.sock")
-	stderr := &runtimetest.SyncBuffer{}
-	args, err := shimCommand(bin, "unix://"+sock, endpoint, root, "127.0.0.1:0")
-	require.NoError(t, err)
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("crishim log:\n%s", stderr.String())
-		}
-		_ = os.RemoveAll(dir)
-	})
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(stderr.String(), "msg=serving") || !strings.Contains(stderr.String(), "pin rules loaded") {
-		select {
-		case <-exited:
-			t.Fatalf("crishim exited:\n%s", stderr.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("crishim did not serve with rules:\n%s", stderr.String())
-		}
-	}
-	t.Logf("crishim: %s", firstLine(stderr.String(), regexp.MustCompile(`pin rules loaded`)))
-	return "unix://" + sock
+	return startShimProcess(t, endpoint, root).Endpoint
 }
 
 // firstLine returns the first line of s that matches re.

@@ -149,6 +149,16 @@ func (k *Kubelet) AddStaticPod(name, manifest string) error {
 	return os.Rename(tmp, filepath.Join(dir, name))
 }
 
+// RemoveStaticPod removes a static pod manifest that AddStaticPod (or
+// Options.StaticPods) wrote: the kubelet stops the pod within
+// fileCheckFrequency (1 s).
+func (k *Kubelet) RemoveStaticPod(name string) error {
+	if strings.ContainsRune(name, '/') {
+		return fmt.Errorf("kubelettest: static pod file name %q has a slash", name)
+	}
+	return os.Remove(filepath.Join(k.Dir, "manifests", name))
+}
+
 // errorLine matches a klog error line: "E1203 17:05:41.123456    4242
 // file.go:123] message".
 var errorLine = regexp.MustCompile(`^E\d{4} [\d:.]+\s+\d+ ([^\]]+)\] (.*)$`)
@@ -160,9 +170,14 @@ var variable = regexp.MustCompile(`[0-9a-f]{12,}|/tmp/[^\s"\\]+|[0-9]+(\.[0-9]+)
 // Errors returns the kubelet's error lines so far, each reduced to its
 // source location and message with IDs, paths and numbers replaced by "#",
 // so that the errors of two kubelets can be compared.
-func (k *Kubelet) Errors() []string {
+func (k *Kubelet) Errors() []string { return ErrorsOf(k.Log()) }
+
+// ErrorsOf returns the error lines of a piece of a kubelet's log (such as
+// what it wrote between two calls of [Kubelet.Log]) as [Kubelet.Errors]
+// does.
+func ErrorsOf(log string) []string {
 	var out []string
-	for _, line := range strings.Split(k.Log(), "\n") {
+	for _, line := range strings.Split(log, "\n") {
 		m := errorLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
