@@ -64,15 +64,17 @@ check_graph() {
 	linked=$(go version -m "$bin" | awk '$1 == "dep" || $1 == "=>" { print $2 }')
 	# modules that moved and that the binary does not link: their old line
 	# ("< path old") and new line ("> path new") are both allowed
-	raised=$(grep '^< ' "$out/modules.diff" | awk '{ print $2 }' | while read -r m; do
+	raised=$(sed -n 's/^< \([^ ]*\) .*/\1/p' "$out/modules.diff" | while read -r m; do
 		grep -qxF "$m" <<<"$linked" || printf '< %s \n> %s \n' "$m" "$m"
 	done)
-	if [ -n "$raised" ]; then
+	if [ -z "$raised" ]; then
+		raised='(none)' # a pattern no line of modules.diff holds
+	else
 		echo "build.sh: raised in the module graph only, not linked by $(basename "$bin"):" >&2
 		grep -F -e "$(grep '^> ' <<<"$raised")" "$out/modules.diff" | grep '^>' >&2 || true
 	fi
 	if grep '^[<>]' "$out/modules.diff" | grep -v "^> $sbp $sbpv => $repo\$" |
-		grep -vxF -e "$allowed" | { [ -n "$raised" ] && grep -vF -e "$raised" || cat; }; then
+		grep -vxF -e "$allowed" | grep -vF -e "$raised"; then
 		echo "build.sh: the patch changes the module graph beyond $sbp and its requirements (above)" >&2
 		return 1
 	fi
