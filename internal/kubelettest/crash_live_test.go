@@ -89,6 +89,12 @@ func TestShimCrash(t *testing.T) {
 	require.Eventually(t, func() bool { return slices.Contains(runningContainers(ctx, t, n.ctrd.Endpoint), "app") },
 		2*time.Minute, 200*time.Millisecond, "the static pod's container never ran")
 	before := podState(ctx, t, n.ctrd.Endpoint)
+	// The steady errors: those of two GC rounds with the pod running, so
+	// that the eviction manager's "cannot evict a critical pod" (the static
+	// pod, once it is active under the forced disk pressure) is among them.
+	rounds := len(k.Lines(kubelettest.GCRound()))
+	_, err = k.WaitForLogCount(ctx, kubelettest.GCRound(), rounds+2)
+	require.NoError(t, err, "GC rounds with the pod running")
 	baseline := kubelettest.ErrorsOf(k.Log())
 	t.Logf("the pod runs (%v after the start); the kubelet's errors so far: %q", time.Since(began).Round(time.Second), baseline)
 
