@@ -6,11 +6,14 @@
 //	u, err := unitfile.Parse(data)
 //	words, err := unitfile.Words(u.Get("Service", "ExecStart"))
 //
-// It follows systemd's own parsers, read in systemd's source
-// (src/shared/conf-parser.c config_parse and parse_line, in the versions
-// from v244 to main; src/basic/extract-word.c extract_first_word, as
-// src/core/load-fragment.c config_parse_exec calls it with
-// EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE):
+// It follows systemd's own parsers, read in systemd's source: config_parse
+// and parse_line in src/shared/conf-parser.c (two versions, v244's with
+// CONFIG_PARSE_REFUSE_BOM and a later one with bom_seen and
+// config_parse_permyriad, agree on all below); extract_first_word in
+// src/basic/extract-word.c as config_parse_exec in
+// src/core/load-fragment.c calls it (EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE,
+// retried with EXTRACT_CUNESCAPE_RELAX); cunescape_one in
+// src/basic/escape.c. Not re-read at a current tag.
 //
 //   - A line ending in an odd number of backslashes goes on in the next
 //     line; that backslash becomes a space and the next line is appended
