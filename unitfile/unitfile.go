@@ -114,7 +114,7 @@ func Entries(data []byte) iter.Seq2[Entry, error] {
 				continue
 			}
 			if t[0] == '[' {
-				if t[len(t)-1] != ']' || len(t) < 2 {
+				if t[len(t)-1] != ']' {
 					yield(Entry{Line: l.Number}, fmt.Errorf("%w: line %d: bad section header %q", ErrSyntax, l.Number, t))
 					return
 				}
