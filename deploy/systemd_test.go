@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxpin/sandboxpin/internal/unitfile"
+	"github.com/sandboxpin/sandboxpin/unitfile"
 )
 
 const (

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
+	"github.com/sandboxpin/sandboxpin/unitfile"
 )
 
 // maxBinaryRead bounds the bytes read from one binary to find its build
@@ -173,17 +174,17 @@ func binaryVersion(bi *debug.BuildInfo, comp component) (version, from string, e
 // -ldflags value ("-s -w -X a/version.Version=1.2 -X=b.V=3"), quotes
 // removed as the go command's quoted.Split removes them.
 func ldflagsX(s string) []string {
-	words, _, err := scanWords(s, 0, true)
+	words, err := unitfile.Split(s, 0)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for i := 0; i < len(words); i++ {
-		w := strings.TrimPrefix(words[i].s, "-")
+		w := strings.TrimPrefix(words[i].Text, "-")
 		switch {
 		case w == "-X" || w == "X":
 			if i+1 < len(words) {
-				out = append(out, words[i+1].s)
+				out = append(out, words[i+1].Text)
 				i++
 			}
 		case strings.HasPrefix(w, "X="):

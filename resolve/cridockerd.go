@@ -1,11 +1,14 @@
 package resolve
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/sandboxpin/sandboxpin/unitfile"
 )
 
 const (
@@ -93,7 +96,7 @@ func readCRIDockerd(fsys fs.FS) (*criDockerdConfig, error) {
 	last := execs[len(execs)-1]
 	cfg.ExecStart = &last.at
 	if v, i, ok := flagValue(last.args, criDockerdFlag); ok {
-		at := found{Value: v, Path: last.at.Path, Line: last.ll.lineAt(last.args[i].off), Key: "ExecStart --" + criDockerdFlag}
+		at := found{Value: v, Path: last.at.Path, Line: last.e.LineAt(last.args[i].Off), Key: "ExecStart --" + criDockerdFlag}
 		cfg.PauseImage = &at
 		if strings.Contains(v, "$") {
 			cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s: --%s=%s uses an environment variable, which sandboxpin does not expand",
@@ -106,57 +109,79 @@ func readCRIDockerd(fsys fs.FS) (*criDockerdConfig, error) {
 // execStart is one ExecStart= of a unit file.
 type execStart struct {
 	at   found
-	ll   logicalLine
-	args []word
+	e    unitfile.Entry
+	args []unitfile.Word // offsets in e.Value
 }
 
 // parseExecStarts applies the ExecStart= lines of one unit file (or drop-in)
 // in its [Service] section to execs. seen counts the ExecStart= lines of the
 // unit, against maxExecStarts.
 func parseExecStarts(path string, b []byte, execs []execStart, seen *int) ([]execStart, error) {
-	section := ""
-	for ll := range logicalLines(b) {
-		t := strings.TrimSpace(ll.text)
-		switch {
-		case t == "" || t[0] == '#' || t[0] == ';':
-			continue
-		case t[0] == '[':
-			if !strings.HasSuffix(t, "]") {
-				return nil, configErr(path, "", ll.line, fmt.Errorf("section header %q lacks a closing ]", t))
-			}
-			section = t[1 : len(t)-1]
-			continue
+	for e, err := range unitfile.Entries(b) {
+		if err != nil {
+			return nil, configErr(path, "", e.Line, err)
 		}
-		key, val, ok := strings.Cut(t, "=")
-		if !ok || section != "Service" || strings.TrimSpace(key) != "ExecStart" {
-			continue // systemd ignores (and logs) lines that are not assignments
+		if e.Section != "Service" || e.Key != "ExecStart" {
+			continue
 		}
 		if *seen++; *seen > maxExecStarts {
-			return nil, configErr(path, "ExecStart", ll.line, fmt.Errorf("%w: more than %d ExecStart= lines in the unit and its drop-ins",
+			return nil, configErr(path, "ExecStart", e.Line, fmt.Errorf("%w: more than %d ExecStart= lines in the unit and its drop-ins",
 				ErrLimit, maxExecStarts))
 		}
-		val = strings.TrimSpace(val)
-		if val == "" {
+		if e.Value == "" {
 			execs = execs[:0]
 			continue
 		}
-		base := strings.Index(ll.text, "=") + 1
-		base += len(ll.text[base:]) - len(strings.TrimLeft(ll.text[base:], " \t"))
-		// Strip ExecStart's special prefixes: @ - : + ! !!.
-		cmd := strings.TrimLeft(val, "@-:+!")
-		base += len(val) - len(cmd)
-		args, at, err := splitWords(cmd, base)
+		args, err := splitCommand(e.Value)
 		if err != nil {
-			return nil, configErr(path, "ExecStart", ll.lineAt(at), err)
+			var we *unitfile.WordError
+			errors.As(err, &we)
+			return nil, configErr(path, "ExecStart", e.LineAt(we.Off), err)
 		}
 		if len(args) == 0 {
 			continue
 		}
-		execs = append(execs, execStart{
-			at:   found{Value: val, Path: path, Line: ll.line, Key: "ExecStart"},
-			ll:   ll,
-			args: args,
-		})
+		execs = append(execs, execStart{at: found{Value: e.Value, Path: path, Line: e.Line, Key: "ExecStart"}, e: e, args: args})
 	}
 	return execs, nil
+}
+
+// splitCommand splits an ExecStart= value into its words, its special
+// prefixes (@ - : + ! !!) stripped, each word's offset in the value.
+// Past maxCommandWords, the error wraps errTooManyWords.
+func splitCommand(v string) ([]unitfile.Word, error) {
+	cmd := strings.TrimLeft(v, "@-:+!")
+	words, err := unitfile.Split(cmd, maxCommandWords)
+	var we *unitfile.WordError
+	if errors.As(err, &we) {
+		we.Off += len(v) - len(cmd)
+		if errors.Is(err, unitfile.ErrTooManyWords) {
+			we.Err = errTooManyWords
+		}
+		return nil, we
+	}
+	for i := range words {
+		words[i].Off += len(v) - len(cmd)
+	}
+	return words, nil
+}
+
+// flagValue returns the value of the last --name=value or --name value in
+// args, and the index of the word holding the value.
+func flagValue(args []unitfile.Word, name string) (string, int, bool) {
+	val, at, ok := "", 0, false
+	long := "--" + name
+	for i := 0; i < len(args); i++ {
+		a := args[i].Text
+		switch {
+		case a == "--":
+			return val, at, ok // end of flags
+		case strings.HasPrefix(a, long+"="):
+			val, at, ok = a[len(long)+1:], i, true
+		case a == long && i+1 < len(args):
+			val, at, ok = args[i+1].Text, i+1, true
+			i++
+		}
+	}
+	return val, at, ok
 }

@@ -116,31 +116,3 @@ func TestReadCRIDockerdErrors(t *testing.T) {
 		})
 	}
 }
-
-func TestSplitWords(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		in   string
-		want []string // words
-	}{
-		{name: "plain", in: "a  b\tc", want: []string{"a", "b", "c"}},
-		{name: "double quotes", in: `a "b c" d`, want: []string{"a", "b c", "d"}},
-		{name: "single quotes literal", in: `'a\b' c`, want: []string{`a\b`, "c"}},
-		{name: "escape", in: `a\ b c\"d`, want: []string{"a b", `c"d`}},
-		{name: "adjacent quotes", in: `--x="a b"c`, want: []string{"--x=a bc"}},
-		{name: "empty", in: "  ", want: nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			ws, _, err := splitWords(tt.in, 0)
-			require.NoError(t, err)
-			var got []string
-			for _, w := range ws {
-				got = append(got, w.s)
-			}
-			assert.Equal(t, tt.want, got, "splitWords(%q)", tt.in)
-		})
-	}
-}

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"strings"
 	"unicode"
+
+	"github.com/sandboxpin/sandboxpin/unitfile"
 )
 
 const (
@@ -62,9 +64,9 @@ func readKubelet(fsys fs.FS) (*kubeletConfig, error) {
 		if n := countFields(v.Value); n > maxCommandWords {
 			return nil, configErr(v.Path, f.variable, v.Line, errTooManyWords)
 		}
-		var args []word
+		var args []unitfile.Word
 		for _, s := range strings.Fields(v.Value) {
-			args = append(args, word{s: s})
+			args = append(args, unitfile.Word{Text: s})
 		}
 		if s, _, ok := flagValue(args, kubeletSandboxFlag); ok {
 			at := v
@@ -89,8 +91,8 @@ func readKubelet(fsys fs.FS) (*kubeletConfig, error) {
 // values carry the line of the assignment.
 func parseEnvFile(path string, b []byte) (map[string]found, error) {
 	vars := map[string]found{}
-	for ll := range logicalLines(b) {
-		t := strings.TrimSpace(ll.text)
+	for ll := range unitfile.Lines(b) {
+		t := strings.TrimSpace(ll.Text)
 		if t == "" || t[0] == '#' || t[0] == ';' {
 			continue
 		}
@@ -101,13 +103,13 @@ func parseEnvFile(path string, b []byte) (map[string]found, error) {
 		}
 		val, err := unquoteEnvValue(strings.TrimSpace(raw))
 		if err != nil {
-			return nil, configErr(path, key, ll.line, err)
+			return nil, configErr(path, key, ll.Number, err)
 		}
 		if _, ok := vars[key]; !ok && len(vars) == maxEnvVariables {
-			return nil, configErr(path, key, ll.line, fmt.Errorf("%w: more than %d variables in one environment file",
+			return nil, configErr(path, key, ll.Number, fmt.Errorf("%w: more than %d variables in one environment file",
 				ErrLimit, maxEnvVariables))
 		}
-		vars[key] = found{Value: val, Path: path, Line: ll.line, Key: key}
+		vars[key] = found{Value: val, Path: path, Line: ll.Number, Key: key}
 	}
 	return vars, nil
 }
@@ -140,16 +142,37 @@ func validEnvName(s string) bool {
 }
 
 // unquoteEnvValue reads a value as systemd's EnvironmentFile= does: quotes
-// group and are removed, a backslash escapes, whitespace is kept.
+// group and are removed, whitespace is kept; a backslash escapes the next
+// character outside single quotes (\n and \t are newline and tab).
 func unquoteEnvValue(s string) (string, error) {
-	words, at, err := scanWords(s, 0, false)
-	if err != nil {
-		return "", fmt.Errorf("unterminated %c quote", s[at])
+	var sb strings.Builder
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == '\'':
+			sb.WriteByte(c)
+		case c == '\\' && i+1 < len(s):
+			i++
+			switch s[i] {
+			case 'n':
+				sb.WriteByte('\n')
+			case 't':
+				sb.WriteByte('\t')
+			default:
+				sb.WriteByte(s[i])
+			}
+		case quote == 0 && (c == '"' || c == '\''):
+			quote = c
+		default:
+			sb.WriteByte(c)
+		}
 	}
-	if len(words) == 0 {
-		return "", nil
+	if quote != 0 {
+		return "", fmt.Errorf("unterminated %c quote", quote)
 	}
-	return words[0].s, nil
+	return sb.String(), nil
 }
 
 // runtimeFromEndpoint names the runtime a CRI endpoint belongs to, from the

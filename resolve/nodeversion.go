@@ -257,11 +257,11 @@ func (f versionFact) label() string {
 // ("-/usr/bin/cri-dockerd --flag" gives "usr/bin/cri-dockerd"), or "" when
 // it names none by an absolute path without variables.
 func execPath(execStart string) string {
-	words, _, err := splitWords(strings.TrimLeft(execStart, "@-:+!"), 0)
+	words, err := splitCommand(execStart)
 	if err != nil || len(words) == 0 {
 		return ""
 	}
-	p := words[0].s
+	p := words[0].Text
 	if !strings.HasPrefix(p, "/") || strings.Contains(p, "$") {
 		return ""
 	}

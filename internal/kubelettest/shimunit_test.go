@@ -5,7 +5,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/sandboxpin/sandboxpin/internal/unitfile"
+	"github.com/sandboxpin/sandboxpin/unitfile"
 )
 
 // shimUnitPath is the systemd unit that ships the shim.

@@ -28,13 +28,20 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzWords checks that Words never panics, and that words without
+// FuzzWords checks that Words never panics, that each word starts within
+// the input, and that words without
 // whitespace or quotes, quoted and joined again, split into the same words.
 func FuzzWords(f *testing.F) {
 	for _, tt := range wordsTests {
 		f.Add(tt.in)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
+		ws, _ := Split(in, 0)
+		for _, w := range ws {
+			if w.Off < 0 || w.Off >= len(in) {
+				t.Fatalf("Split(%q): word %+v starts outside the input", in, w)
+			}
+		}
 		words, err := Words(in)
 		if err != nil {
 			if words != nil {
