@@ -18,7 +18,7 @@ func ExampleCheck() {
 	}
 	rep := critesttest.Report{
 		"[sig-node] Security Context NoNewPrivs should allow privilege escalation when false": critesttest.Failed,
-		"[sig-node] Image Manager public image with tag should be pulled and removed":          critesttest.Failed,
+		"[sig-node] Image Manager public image with tag should be pulled and removed":         critesttest.Failed,
 	}
 	for _, p := range critesttest.Check(rep, known) {
 		fmt.Println(p)
