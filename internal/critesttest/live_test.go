@@ -1,11 +1,14 @@
-package crishim_test
+package critesttest_test
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,11 +18,11 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/sandboxpin/sandboxpin/crishim"
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/criotest"
 	"github.com/sandboxpin/sandboxpin/internal/critesttest"
 	"github.com/sandboxpin/sandboxpin/internal/registrytest"
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
 // knownFailures lists the specs that fail through the shim on containerd
@@ -165,24 +168,81 @@ func waitNetworkReady(t *testing.T, endpoint string) {
 	}
 }
 
-// startCritestShim serves a shim in front of endpoint, on the node root
-// root, until the test ends and returns its endpoint.
+// sandboxpin builds the command, whose `sandboxpin shim` the tests run,
+// once per test binary, with the race detector: critest drives the shim
+// harder than any other test. It is built from the workspace (go.work):
+// the live tests do not run in the floor and newest runs, which set
+// GOWORK=off.
+var sandboxpin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "critest-bin")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "sandboxpin")
+	out, err := exec.Command("go", "build", "-race", "-o", bin, "github.com/sandboxpin/sandboxpin/cmd/sandboxpin").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// startCritestShim runs `sandboxpin shim` in front of endpoint, on the
+// node root root, until the test ends, and returns its endpoint once it
+// has rules (ListImages answers). The flags are the shim's stable ones
+// (--listen, --runtime-endpoint, --root).
 func startCritestShim(t *testing.T, endpoint, root string) string {
 	t.Helper()
+	bin, err := sandboxpin()
+	require.NoError(t, err)
 	dir, err := os.MkdirTemp("", "critest-shim")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	listen := "unix://" + filepath.Join(dir, "shim.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := crishim.New(ctx, crishim.Options{Listen: listen, RuntimeEndpoint: endpoint, Root: root})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
+	var log runtimetest.SyncBuffer
+	cmd := exec.Command(bin, "shim", "--listen", listen, "--runtime-endpoint", endpoint, "--root", root)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		cancel()
-		assert.NoError(t, <-done, "the shim's Serve")
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			assert.NoError(t, err, "sandboxpin shim; log:\n%s", log.String())
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			t.Errorf("sandboxpin shim did not stop on SIGTERM; log:\n%s", log.String())
+		}
+		// Built with -race: a race is reported, and fails the run, at once.
+		assert.NotContains(t, log.String(), "WARNING: DATA RACE", "sandboxpin shim")
 	})
+	waitImages(t, listen, exited)
 	return listen
+}
+
+// waitImages waits until ListImages answers at endpoint: the shim answers
+// it Unavailable until it has rules.
+func waitImages(t *testing.T, endpoint string, exited <-chan error) {
+	t.Helper()
+	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	is := runtimeapi.NewImageServiceClient(conn)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for {
+		_, err := is.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+		if err == nil {
+			return
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("sandboxpin shim exited: %v", err)
+		case <-ctx.Done():
+			t.Fatalf("the shim did not answer ListImages: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // runCritest runs critest against endpoint, skipping the specs that match
