@@ -35,10 +35,14 @@ const (
 
 // webServer is the command of the stand-ins for nginx and httpd: busybox's
 // httpd on port, in the foreground, with an index page and the pid file
-// that critest's HostPID spec waits for (/var/run/nginx.pid).
+// that critest's HostPID spec waits for (/var/run/nginx.pid). It runs as
+// /usr/sbin/nginx (a link to busybox, told the applet by argv[0]), so that
+// its process is named nginx (HostPID: `pidof nginx`), and its command line
+// holds "master process", as nginx's does (ContainerPID reads
+// /proc/1/cmdline for it), in the directory it serves.
 func webServer(port int) []string {
-	return []string{"sh", "-c", fmt.Sprintf(
-		"mkdir -p /var/run /www && echo ok >/www/index.html && echo $$ >/var/run/nginx.pid && exec httpd -f -p %d -h /www", port)}
+	return []string{"sh", "-c", fmt.Sprintf(`d="/www/master process" && mkdir -p "$d" /var/run && echo ok >"$d/index.html" && `+
+		`echo $$ >/var/run/nginx.pid && exec -a httpd /usr/sbin/nginx -f -p %d -h "$d"`, port)}
 }
 
 // pauseCmd is the stand-in for the pause image: it waits, and ends on
@@ -95,10 +99,10 @@ func Images() []Image {
 	}
 }
 
-// passwd and group are busybox's own (the busybox image's /etc), which
-// holds www-data (33).
+// etcUsers and etcGroups are /etc/passwd and /etc/group of the busybox
+// image, which hold www-data (33).
 const (
-	passwd = `root:x:0:0:root:/root:/bin/sh
+	etcUsers = `root:x:0:0:root:/root:/bin/sh
 daemon:x:1:1:daemon:/usr/sbin:/bin/false
 bin:x:2:2:bin:/bin:/bin/false
 sys:x:3:3:sys:/dev:/bin/false
@@ -108,7 +112,7 @@ www-data:x:33:33:www-data:/var/www:/bin/false
 operator:x:37:37:Operator:/var:/bin/false
 nobody:x:65534:65534:nobody:/home:/bin/false
 `
-	group = `root:x:0:
+	etcGroups = `root:x:0:
 daemon:x:1:
 bin:x:2:
 sys:x:3:
@@ -122,8 +126,8 @@ staff:x:50:
 users:x:100:
 nogroup:x:65534:
 `
-	extraPasswd = "default-user:x:1000:1000:Linux User,,,:/home/default-user:/bin/sh\n"
-	extraGroup  = "default-user:x:1000:\ngroup-defined-in-image:x:50000:default-user\n"
+	extraUsers  = "default-user:x:1000:1000:Linux User,,,:/home/default-user:/bin/sh\n"
+	extraGroups = "default-user:x:1000:\ngroup-defined-in-image:x:50000:default-user\n"
 )
 
 // epoch is the time stamp of every file, so that the images are the same
@@ -168,17 +172,17 @@ func layer(files []tarFile) (v1.Layer, error) {
 // applets (`busybox --list-full`), /etc/passwd and /etc/group, and the
 // directories a shell expects.
 func baseFiles(busybox string, extra bool) ([]tarFile, error) {
-	exe, err := os.ReadFile(busybox) //nolint:gosec // G304: the test's environment names the binary
+	exe, err := os.ReadFile(busybox)
 	if err != nil {
 		return nil, err
 	}
-	out, err := exec.Command(busybox, "--list-full").Output() //nolint:gosec // G204: as above
+	out, err := exec.Command(busybox, "--list-full").Output()
 	if err != nil {
 		return nil, fmt.Errorf("%s --list-full: %w", busybox, err)
 	}
-	pw, gr := passwd, group
+	pw, gr := etcUsers, etcGroups
 	if extra {
-		pw, gr = pw+extraPasswd, gr+extraGroup
+		pw, gr = pw+extraUsers, gr+extraGroups
 	}
 	files := []tarFile{}
 	for _, d := range []string{"bin", "sbin", "usr", "usr/bin", "usr/sbin", "etc", "root", "home", "var", "var/run", "var/www"} {
@@ -189,10 +193,14 @@ func baseFiles(busybox string, extra bool) ([]tarFile, error) {
 		tarFile{name: "bin/busybox", mode: 0o755, data: exe},
 		tarFile{name: "etc/passwd", mode: 0o644, data: []byte(pw)},
 		tarFile{name: "etc/group", mode: 0o644, data: []byte(gr)},
-		// Debian's busybox-static has no pgrep, which critest's
-		// execSync spec runs (checkSleepLinuxCmd, consts.go); pidof
-		// answers its question (is a sleep left?).
+		tarFile{name: "usr/sbin/nginx", link: "/bin/busybox", mode: 0o777},
+		// Debian's busybox-static has no pgrep and no ipcs, which
+		// busybox 1.29 has and critest runs: pgrep in its execSync
+		// spec (checkSleepLinuxCmd, consts.go), where pidof answers the
+		// question (is a sleep left?), and `ipcs -m` in the HostIpc
+		// specs, which look for a segment's id in the list.
 		tarFile{name: "bin/pgrep", mode: 0o755, data: []byte("#!/bin/sh\nexec pidof \"$@\"\n")},
+		tarFile{name: "bin/ipcs", mode: 0o755, data: []byte("#!/bin/sh\nexec cat /proc/sysvipc/shm\n")},
 	)
 	dirs := map[string]bool{"bin": true, "sbin": true, "usr/bin": true, "usr/sbin": true}
 	for _, l := range strings.Fields(string(out)) {

@@ -121,7 +121,7 @@ func startCritestRuntime(t *testing.T, rt string) (endpoint, root, release strin
 		cfg, err := os.ReadFile(filepath.Join(c.Dir, "config.toml"))
 		require.NoError(t, err)
 		require.NoError(t, os.MkdirAll(filepath.Join(root, "etc", "containerd"), 0o750))
-		require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "containerd", "config.toml"), cfg, 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "containerd", "config.toml"), cfg, 0o600)) //nolint:gosec // G703: a file in the test's own temporary directory
 		endpoint, release = c.Endpoint, "containerd "+v.Release()
 	case "cri-o":
 		c := criotest.Start(t, criotest.Options{PauseImage: critesttest.PauseImage})

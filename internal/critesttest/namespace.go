@@ -21,7 +21,7 @@ const envInside = "SANDBOXPIN_CRITEST_ISOLATED"
 // on the host, then runs the test binary.
 const isolateScript = `set -e
 ip link set lo up
-for d in /run/netns /var/lib/cni; do mkdir -p "$d"; mount -t tmpfs tmpfs "$d"; done
+for d in /run/netns /var/lib/cni; do mkdir -p "$d"; mount -t tmpfs none "$d"; done
 exec "$@"`
 
 // Isolate runs t in a network and mount namespace of its own. Called in a

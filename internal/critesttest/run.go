@@ -161,7 +161,7 @@ func Run(ctx context.Context, critest string, o RunOptions) (Report, error) {
 	runErr := cmd.Run()
 	f, err := os.Open(report)
 	if err != nil {
-		return nil, fmt.Errorf("critest wrote no report (%v): %w", runErr, err)
+		return nil, fmt.Errorf("critest wrote no report: %w", errors.Join(err, runErr))
 	}
 	defer f.Close()
 	return ParseJUnit(f)
