@@ -39,10 +39,12 @@ const (
 // /usr/sbin/nginx (a link to busybox, told the applet by argv[0]), so that
 // its process is named nginx (HostPID: `pidof nginx`), and its command line
 // holds "master process", as nginx's does (ContainerPID reads
-// /proc/1/cmdline for it), in the directory it serves.
+// /proc/1/cmdline for it), in the directory it serves. Its first line of
+// log names httpd, as Apache's does (the multi-container spec waits for
+// "httpd" in the httpd container's log).
 func webServer(port int) []string {
 	return []string{"sh", "-c", fmt.Sprintf(`d="/www/master process" && mkdir -p "$d" /var/run && echo ok >"$d/index.html" && `+
-		`echo $$ >/var/run/nginx.pid && exec -a httpd /usr/sbin/nginx -f -p %d -h "$d"`, port)}
+		`echo $$ >/var/run/nginx.pid && echo "busybox httpd on port %d" >&2 && exec -a httpd /usr/sbin/nginx -f -p %d -h "$d"`, port, port)}
 }
 
 // pauseCmd is the stand-in for the pause image: it waits, and ends on
@@ -137,6 +139,7 @@ var epoch = time.Unix(0, 0).UTC()
 // tarFile is one entry of a layer.
 type tarFile struct {
 	name, link string // link: a symbolic link's target
+	hard       bool   // link is a hard link's target, a name in the layer
 	mode       int64
 	data       []byte
 	dir        bool
@@ -151,6 +154,8 @@ func layer(files []tarFile) (v1.Layer, error) {
 		switch {
 		case f.dir:
 			h.Typeflag, h.Name = tar.TypeDir, f.name+"/"
+		case f.hard:
+			h.Typeflag, h.Linkname = tar.TypeLink, f.link
 		case f.link != "":
 			h.Typeflag, h.Linkname = tar.TypeSymlink, f.link
 		}
@@ -168,9 +173,10 @@ func layer(files []tarFile) (v1.Layer, error) {
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(p)), nil })
 }
 
-// baseFiles returns busybox at /bin/busybox with a link for each of its
-// applets (`busybox --list-full`), /etc/passwd and /etc/group, and the
-// directories a shell expects.
+// baseFiles returns busybox at /bin/busybox with a hard link for each of
+// its applets (`busybox --list-full`), as the busybox image has them (a
+// MaskedPaths spec masks /bin/ls: a symbolic link would mask busybox
+// itself), /etc/passwd and /etc/group, and the directories a shell expects.
 func baseFiles(busybox string, extra bool) ([]tarFile, error) {
 	exe, err := os.ReadFile(busybox)
 	if err != nil {
@@ -207,7 +213,7 @@ func baseFiles(busybox string, extra bool) ([]tarFile, error) {
 		if l == "bin/busybox" || !dirs[path.Dir(l)] {
 			continue
 		}
-		files = append(files, tarFile{name: l, link: "/bin/busybox", mode: 0o777})
+		files = append(files, tarFile{name: l, link: "bin/busybox", hard: true, mode: 0o755})
 	}
 	return files, nil
 }

@@ -29,9 +29,26 @@ import (
 // 1.6.20 in TestLiveCritest, each with its reason.
 const knownFailures = "testdata/critest-known-failures.txt"
 
-// ciSkip are the specs TestLiveCritest leaves out to stay within its time
-// in CI (scripts/critest.sh runs them all):
-var ciSkip = []string{}
+// ciSkip are the specs TestLiveCritest leaves out, to keep it near 4
+// minutes of CI instead of 12 (scripts/critest.sh runs them all). Each
+// group was measured in a full run through the shim on containerd 1.6.20
+// (scripts/critest.sh).
+var ciSkip = []string{
+	// 39 specs, 46 % of the time: how the runtime applies a container's
+	// security settings (capabilities, seccomp, users, namespaces,
+	// masked paths). Through the shim they are fields of
+	// CreateContainer, carried undecoded like those of the Container
+	// specs that run.
+	`\[k8s\.io\] Security Context `,
+	// Mount propagation and read-only mounts (8 specs, 70 s) and the OOM
+	// killer (16 s): the runtime's work on the same calls.
+	`\[k8s\.io\] Container Mount `,
+	`\[k8s\.io\] Container OOM `,
+	// containerd 1.6.20 has no image volumes and skips the identifier
+	// specs, but only after pulling their images (7 specs, 45 s).
+	`\[k8s\.io\] Image Volume `,
+	`\[k8s\.io\] Image Identifier Consistency `,
+}
 
 // TestLiveCritest runs the CRI validation suite (critest v1.37.0) through
 // the shim against containerd 1.6.20, offline, in namespaces of its own. It
@@ -138,7 +155,37 @@ func startCritestRuntime(t *testing.T, rt string) (endpoint, root, release strin
 		t.Fatalf("%s=%q: want containerd-1.6, containerd-2.4 or cri-o", envCritestTable, rt)
 	}
 	waitNetworkReady(t, endpoint)
+	t.Cleanup(func() { removePods(t, endpoint) })
 	return endpoint, root, release
+}
+
+// removePods stops and removes the pods that a critest run left behind
+// (one ended early, say), before the runtime stops: their shims would
+// outlive it.
+func removePods(t *testing.T, endpoint string) {
+	t.Helper()
+	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Logf("removing pods: %v", err)
+		return
+	}
+	defer conn.Close()
+	rt := runtimeapi.NewRuntimeServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pods, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		t.Logf("removing pods: %v", err)
+		return
+	}
+	for _, p := range pods.GetItems() {
+		if _, err := rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p.GetId()}); err != nil {
+			t.Logf("removing pods: %v", err)
+		}
+		if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: p.GetId()}); err != nil {
+			t.Logf("removing pods: %v", err)
+		}
+	}
 }
 
 // waitNetworkReady waits until the runtime at endpoint reports its network
