@@ -106,7 +106,9 @@ func TestLiveCritestTable(t *testing.T) {
 		direct.Count(critesttest.Passed), ran(direct), shimmed.Count(critesttest.Passed), ran(shimmed),
 		tookDirect.Round(time.Second), tookShim.Round(time.Second))
 	for _, spec := range direct.Specs(critesttest.Passed) {
-		assert.Equal(t, critesttest.Passed, shimmed[spec], "passed directly, not through the shim: %s", spec)
+		if shimmed[spec] != critesttest.Passed {
+			t.Errorf("passed directly, %s through the shim: %s", shimmed[spec], spec)
+		}
 	}
 	for _, spec := range shimmed.Specs(critesttest.Failed) {
 		t.Logf("failed through the shim: %s (directly: %s)", spec, direct[spec])
@@ -141,6 +143,12 @@ func startCritestRuntime(t *testing.T, rt string) (endpoint, root, release strin
 		require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "containerd", "config.toml"), cfg, 0o600)) //nolint:gosec // G703: a file in the test's own temporary directory
 		endpoint, release = c.Endpoint, "containerd "+v.Release()
 	case "cri-o":
+		// CRI-O has no restrict_oom_score_adj: its infra containers get
+		// -998, which runc cannot set without CAP_SYS_RESOURCE ("failed to
+		// update /proc/self/oom_score_adj: Permission denied"). Its
+		// rootless mode leaves oom_score_adj out, besides the cgroup path
+		// and AppArmor (server/rootless_linux.go, v1.36.3).
+		t.Setenv("_CRIO_ROOTLESS", "1")
 		c := criotest.Start(t, criotest.Options{PauseImage: critesttest.PauseImage})
 		require.NoError(t, critesttest.WriteCNI(filepath.Join(c.Dir, "etc/cni/net.d"), filepath.Join(c.Dir, "opt/cni/bin"), bins.CNIBin, filepath.Join(c.Dir, "cni-state")))
 		var mirrors strings.Builder
