@@ -47,10 +47,10 @@ func webServer(port int) []string {
 		`echo $$ >/var/run/nginx.pid && echo "busybox httpd on port %d" >&2 && exec -a httpd /usr/sbin/nginx -f -p %d -h "$d"`, port, port)}
 }
 
-// pauseCmd is the stand-in for the pause image: it waits, and ends on
-// SIGTERM or SIGINT as the real pause does (as PID 1 a shell without a
+// pauseScript is /pause of the pause image's stand-in: it waits, and ends
+// on SIGTERM or SIGINT as the real pause does (as PID 1 a shell without a
 // trap would ignore them).
-var pauseCmd = []string{"sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"}
+const pauseScript = "#!/bin/sh\ntrap 'exit 0' TERM INT\nwhile :; do sleep 3600 & wait $!; done\n"
 
 // Image is one image critest pulls, as its stand-in holds it: busybox with
 // its passwd and group, plus a file named for the image (as images/image-test
@@ -68,6 +68,9 @@ type Image struct {
 	// ExtraUser adds default-user (1000) in group group-defined-in-image
 	// (50000), as images/image-predefined-group does.
 	ExtraUser bool
+	// Pause adds /pause (pauseScript), the program of a pause image:
+	// CRI-O runs it whatever the image's command (its pause_command).
+	Pause bool
 }
 
 // Images returns the images critest v1.37.0 pulls on Linux, as busybox
@@ -85,7 +88,7 @@ func Images() []Image {
 		{Refs: []string{e2eImages + "nonewprivs:1.3"}, Cmd: []string{"sh", "-c", "echo Effective uid: $(id -u)"}},
 		// images/hostnet-nginx serves on port 12003 (consts_linux.go).
 		{Refs: []string{criTools + "hostnet-nginx-" + runtime.GOARCH}, Cmd: webServer(12003)},
-		{Refs: []string{"registry.k8s.io/pause:3.9", "k8s.gcr.io/pause:3.9"}, Cmd: pauseCmd},
+		{Refs: []string{"registry.k8s.io/pause:3.9", "k8s.gcr.io/pause:3.9"}, Cmd: []string{"/pause"}, Pause: true},
 		{Refs: []string{criTools + "test-image-user-uid"}, User: "1002"},
 		{Refs: []string{criTools + "test-image-user-username"}, User: "www-data"},
 		{Refs: []string{criTools + "test-image-user-uid-group"}, User: "1003:1004"},
@@ -226,6 +229,9 @@ func (img Image) build(busybox string) (v1.Image, error) {
 	}
 	if img.File != "" {
 		files = append(files, tarFile{name: img.File, mode: 0o644, data: []byte(img.File + "\n")})
+	}
+	if img.Pause {
+		files = append(files, tarFile{name: "pause", mode: 0o755, data: []byte(pauseScript)})
 	}
 	l, err := layer(files)
 	if err != nil {

@@ -69,7 +69,7 @@ func TestLiveCritest(t *testing.T) {
 
 	endpoint, root, _ := startCritestRuntime(t, "containerd-1.6")
 	began := time.Now()
-	rep := runCritest(t, startCritestShim(t, endpoint, root), ciSkip)
+	rep := runCritest(t, startCritestShim(t, endpoint, root), "", ciSkip)
 	t.Logf("critest through the shim on containerd 1.6.20: %d specs, %d passed, %d failed, %d skipped, in %s",
 		len(rep), rep.Count(critesttest.Passed), rep.Count(critesttest.Failed), rep.Count(critesttest.Skipped), time.Since(began).Round(time.Second))
 	for _, p := range critesttest.Check(rep, known) {
@@ -78,8 +78,13 @@ func TestLiveCritest(t *testing.T) {
 }
 
 // envCritestTable names the runtime TestLiveCritestTable runs on:
-// containerd-1.6, containerd-2.4 or cri-o (scripts/critest.sh sets it).
-const envCritestTable = "SANDBOXPIN_CRITEST_TABLE"
+// containerd-1.6, containerd-2.4 or cri-o (scripts/critest.sh sets it), and
+// envCritestFocus, when set, the only specs it runs (a regular expression,
+// to try a runtime quickly).
+const (
+	envCritestTable = "SANDBOXPIN_CRITEST_TABLE"
+	envCritestFocus = "SANDBOXPIN_CRITEST_FOCUS"
+)
 
 // TestLiveCritestTable runs the whole suite on one runtime, directly and
 // through the shim, and prints a row of README's table: specs passed and
@@ -96,10 +101,11 @@ func TestLiveCritestTable(t *testing.T) {
 	}
 	endpoint, root, release := startCritestRuntime(t, rt)
 	began := time.Now()
-	direct := runCritest(t, endpoint, nil)
+	focus := os.Getenv(envCritestFocus)
+	direct := runCritest(t, endpoint, focus, nil)
 	tookDirect := time.Since(began)
 	began = time.Now()
-	shimmed := runCritest(t, startCritestShim(t, endpoint, root), nil)
+	shimmed := runCritest(t, startCritestShim(t, endpoint, root), focus, nil)
 	tookShim := time.Since(began)
 	ran := func(r critesttest.Report) int { return len(r) - r.Count(critesttest.Skipped) }
 	fmt.Printf("TABLE| %s | %d | %d / %d | %d / %d | %s / %s |\n", release, len(direct),
@@ -300,15 +306,15 @@ func waitImages(t *testing.T, endpoint string, exited <-chan error) {
 	}
 }
 
-// runCritest runs critest against endpoint, skipping the specs that match
-// skip, and returns its report.
-func runCritest(t *testing.T, endpoint string, skip []string) critesttest.Report {
+// runCritest runs critest against endpoint, the specs that match focus
+// ("": all) and not skip, and returns its report.
+func runCritest(t *testing.T, endpoint, focus string, skip []string) critesttest.Report {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "critest")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	rep, err := critesttest.Run(t.Context(), critesttest.DefaultBinaries().Critest, critesttest.RunOptions{
-		Endpoint: endpoint, Skip: skip, Dir: dir, Timeout: 40 * time.Minute,
+		Endpoint: endpoint, Focus: focus, Skip: skip, Dir: dir, Timeout: 40 * time.Minute,
 	})
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "critest.log"))

@@ -123,6 +123,9 @@ type RunOptions struct {
 	// Endpoint is the CRI socket critest tests, unix:///path, for the
 	// runtime and the image service alike.
 	Endpoint string
+	// Focus, when set, is a regular expression of the only specs to run
+	// (-ginkgo.focus).
+	Focus string
 	// Skip are regular expressions of specs not to run (-ginkgo.skip),
 	// besides the benchmarks critest always skips.
 	Skip []string
@@ -144,6 +147,9 @@ func Run(ctx context.Context, critest string, o RunOptions) (Report, error) {
 		// critest is a Go test binary: without this, its own default
 		// of ten minutes would end a full run.
 		"-test.timeout=0",
+	}
+	if o.Focus != "" {
+		args = append(args, "-ginkgo.focus="+o.Focus)
 	}
 	for _, s := range o.Skip {
 		args = append(args, "-ginkgo.skip="+s)
