@@ -44,8 +44,9 @@ var ciSkip = []string{
 	// killer (16 s): the runtime's work on the same calls.
 	`\[k8s\.io\] Container Mount `,
 	`\[k8s\.io\] Container OOM `,
-	// containerd 1.6.20 has no image volumes and skips the identifier
-	// specs, but only after pulling their images (7 specs, 45 s).
+	// containerd 1.6.20 has no image volumes, and critest skips the
+	// identifier specs on it ("ContainerStatus.image_id is empty"), but
+	// only after pulling their images (7 specs, 45 s).
 	`\[k8s\.io\] Image Volume `,
 	`\[k8s\.io\] Image Identifier Consistency `,
 }
