@@ -2,6 +2,7 @@ package critesttest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -69,8 +70,9 @@ func TestLiveCritest(t *testing.T) {
 	require.NoError(t, err, knownFailures)
 
 	endpoint, root, _ := startCritestRuntime(t, "containerd-1.6")
+	shim := startCritestShim(t, endpoint, root)
 	began := time.Now()
-	rep := runCritest(t, startCritestShim(t, endpoint, root), "", ciSkip)
+	rep := runCritest(t, shim, "", ciSkip)
 	t.Logf("critest through the shim on containerd 1.6.20: %d specs, %d passed, %d failed, %d skipped, in %s",
 		len(rep), rep.Count(critesttest.Passed), rep.Count(critesttest.Failed), rep.Count(critesttest.Skipped), time.Since(began).Round(time.Second))
 	for _, p := range critesttest.Check(rep, known) {
@@ -105,8 +107,9 @@ func TestLiveCritestTable(t *testing.T) {
 	focus := os.Getenv(envCritestFocus)
 	direct := runCritest(t, endpoint, focus, nil)
 	tookDirect := time.Since(began)
+	shim := startCritestShim(t, endpoint, root)
 	began = time.Now()
-	shimmed := runCritest(t, startCritestShim(t, endpoint, root), focus, nil)
+	shimmed := runCritest(t, shim, focus, nil)
 	tookShim := time.Since(began)
 	ran := func(r critesttest.Report) int { return len(r) - r.Count(critesttest.Skipped) }
 	fmt.Printf("TABLE| %s | %d | %d / %d | %d / %d | %s / %s |\n", release, len(direct),
@@ -207,27 +210,32 @@ func removePods(t *testing.T, endpoint string) {
 // ready: it has read the CNI config written after it started.
 func waitNetworkReady(t *testing.T, endpoint string) {
 	t.Helper()
+	waitCRI(t, endpoint, nil, func(ctx context.Context, conn *grpc.ClientConn) error {
+		st, err := runtimeapi.NewRuntimeServiceClient(conn).Status(ctx, &runtimeapi.StatusRequest{})
+		if err != nil {
+			return err
+		}
+		for _, c := range st.GetStatus().GetConditions() {
+			if c.GetType() == runtimeapi.NetworkReady && c.GetStatus() {
+				return nil
+			}
+		}
+		return fmt.Errorf("the network is not ready: %v", st.GetStatus().GetConditions())
+	})
+}
+
+// waitCRI waits up to a minute until probe, called with a connection to
+// endpoint, returns nil, failing the test if exited closes first.
+func waitCRI(t *testing.T, endpoint string, exited <-chan struct{}, probe func(context.Context, *grpc.ClientConn) error) {
+	t.Helper()
 	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer conn.Close()
-	rt := runtimeapi.NewRuntimeServiceClient(conn)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	for {
-		st, err := rt.Status(ctx, &runtimeapi.StatusRequest{})
-		if err == nil {
-			for _, c := range st.GetStatus().GetConditions() {
-				if c.GetType() == runtimeapi.NetworkReady && c.GetStatus() {
-					return
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the runtime's network did not become ready: %v (%v)", st.GetStatus().GetConditions(), err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	err = runtimetest.WaitReady(ctx, strings.TrimPrefix(endpoint, "unix://"), exited, errors.New("exited"),
+		func(ctx context.Context) error { return probe(ctx, conn) })
+	require.NoError(t, err, "waiting for %s", endpoint)
 }
 
 // sandboxpin builds the command, whose `sandboxpin shim` the tests run,
@@ -264,47 +272,27 @@ func startCritestShim(t *testing.T, endpoint, root string) string {
 	cmd := exec.Command(bin, "shim", "--listen", listen, "--runtime-endpoint", endpoint, "--root", root)
 	cmd.Stdout, cmd.Stderr = &log, &log
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	var waitErr error
+	exited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case err := <-exited:
-			assert.NoError(t, err, "sandboxpin shim; log:\n%s", log.String())
+		case <-exited:
+			assert.NoError(t, waitErr, "sandboxpin shim; log:\n%s", log.String())
 		case <-time.After(time.Minute):
 			_ = cmd.Process.Kill()
 			t.Errorf("sandboxpin shim did not stop on SIGTERM; log:\n%s", log.String())
 		}
-		// Built with -race: a race is reported, and fails the run, at once.
+		// Built with -race: a race is reported in its log (and it exits 66).
 		assert.NotContains(t, log.String(), "WARNING: DATA RACE", "sandboxpin shim")
 	})
-	waitImages(t, listen, exited)
+	// The shim answers ListImages Unavailable until it has rules.
+	waitCRI(t, listen, exited, func(ctx context.Context, conn *grpc.ClientConn) error {
+		_, err := runtimeapi.NewImageServiceClient(conn).ListImages(ctx, &runtimeapi.ListImagesRequest{})
+		return err
+	})
 	return listen
-}
-
-// waitImages waits until ListImages answers at endpoint: the shim answers
-// it Unavailable until it has rules.
-func waitImages(t *testing.T, endpoint string, exited <-chan error) {
-	t.Helper()
-	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	is := runtimeapi.NewImageServiceClient(conn)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	for {
-		_, err := is.ListImages(ctx, &runtimeapi.ListImagesRequest{})
-		if err == nil {
-			return
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("sandboxpin shim exited: %v", err)
-		case <-ctx.Done():
-			t.Fatalf("the shim did not answer ListImages: %v", err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 // runCritest runs critest against endpoint, the specs that match focus
