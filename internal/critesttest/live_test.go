@@ -50,6 +50,11 @@ var ciSkip = []string{
 	// only after pulling their images (7 specs, 45 s).
 	`\[k8s\.io\] Image Volume `,
 	`\[k8s\.io\] Image Identifier Consistency `,
+	// Passes or fails by timing on containerd 1.6.20, directly and
+	// through the shim alike (seen both ways in runs here): on a busy
+	// machine the `sleep` of the ExecSync that timed out is still listed
+	// when the spec looks for it. A known failure could not list it.
+	`execSync with timeout`,
 }
 
 // TestLiveCritest runs the CRI validation suite (critest v1.37.0) through
