@@ -9,6 +9,9 @@
 #
 #   bash scripts/critest.sh [RUNTIME...]  # containerd-1.6 containerd-2.4 cri-o
 #
+# SANDBOXPIN_CRITEST_QUICK=1 leaves out the slow groups CI leaves out (a
+# row marked "(quick)", in about a quarter of the time).
+#
 # Each runtime runs internal/critesttest's TestLiveCritestTable, which fails
 # when a spec passes directly and fails through the shim; the logs stay in
 # $LOGDIR (default: a new temporary directory).
