@@ -16,12 +16,32 @@
 // # Images
 //
 // [Images] lists the images critest v1.37.0 pulls on Linux, each built from
-// a static busybox with busybox's /etc/passwd and /etc/group, and the User
-// and files of the real image. The stand-ins cannot be everything the real
-// images are: nginx and httpd are busybox's httpd, the nonewprivs image has
-// no setuid program, and the image that critest names by digest is absent.
-// The specs that need more fail; a test lists them with their reasons in a
-// known-failure list ([ParseKnownFailures], [Check]).
+// a static busybox (with a hard link per applet, as the busybox image has
+// them) with busybox's /etc/passwd and /etc/group, and the User and files
+// of the real image. Debian's busybox-static lacks two programs critest
+// runs, pgrep and ipcs: small scripts stand in (pidof, /proc/sysvipc/shm).
+// nginx and httpd are busybox's httpd, run under the name nginx with
+// "master process" in its command line, as the HostPID and ContainerPID
+// specs look for. The stand-ins cannot be everything the real images are:
+// the nonewprivs image has no setuid program, busybox's shell runs ls
+// itself (so masking /bin/ls changes nothing), and the image that critest
+// names by digest is absent. The specs that need more fail; a test lists
+// them with their reasons in a known-failure list ([ParseKnownFailures],
+// [Check]).
+//
+// # Tests
+//
+// TestLiveCritest (CI) runs critest through `sandboxpin shim` on containerd
+// 1.6.20 with the slow groups of specs left out (ciSkip says which, and
+// why), and compares the result with testdata/critest-known-failures.txt.
+// TestLiveCritestTable runs the whole suite on the runtime that
+// SANDBOXPIN_CRITEST_TABLE names (containerd-1.6, containerd-2.4 or cri-o),
+// directly and through the shim, for scripts/critest.sh;
+// SANDBOXPIN_CRITEST_FOCUS narrows it to the specs a regular expression
+// matches, and SANDBOXPIN_CRITEST_QUICK=1 leaves out what CI leaves out.
+// CRI-O runs its pods in its rootless mode: it has no
+// restrict_oom_score_adj, and without CAP_SYS_RESOURCE runc cannot give
+// its infra containers their oom_score_adj.
 //
 // # Results
 //
