@@ -30,10 +30,10 @@ import (
 // 1.6.20 in TestLiveCritest, each with its reason.
 const knownFailures = "testdata/critest-known-failures.txt"
 
-// ciSkip are the specs TestLiveCritest leaves out, to keep it near 4
-// minutes of CI instead of 12 (scripts/critest.sh runs them all). Each
-// group was measured in a full run through the shim on containerd 1.6.20
-// (scripts/critest.sh).
+// ciSkip are the specs TestLiveCritest leaves out, to keep it near 3
+// minutes of CI where the whole suite takes 7 to 12 (scripts/critest.sh
+// runs it all). The costs are those of a full run against containerd
+// 1.6.20 here (TestLiveCritestTable).
 var ciSkip = []string{
 	// 39 specs, 46 % of the time: how the runtime applies a container's
 	// security settings (capabilities, seccomp, users, namespaces,
