@@ -314,7 +314,13 @@ func runCritest(t *testing.T, endpoint, focus string, skip []string) critesttest
 	t.Helper()
 	dir, err := os.MkdirTemp("", "critest")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(dir, "critest.log"))
+			t.Logf("critest's failures (against %s):\n%s", endpoint, failures(string(log)))
+		}
+		_ = os.RemoveAll(dir)
+	})
 	rep, err := critesttest.Run(t.Context(), critesttest.DefaultBinaries().Critest, critesttest.RunOptions{
 		Endpoint: endpoint, Focus: focus, Skip: skip, Dir: dir, Timeout: 40 * time.Minute,
 	})
@@ -323,4 +329,17 @@ func runCritest(t *testing.T, endpoint, focus string, skip []string) critesttest
 		t.Fatalf("critest: %v\n%s", err, log)
 	}
 	return rep
+}
+
+// failures returns the reports of the specs that did not pass in critest's
+// output: ginkgo writes each between lines of dashes.
+func failures(log string) string {
+	var b strings.Builder
+	for _, block := range strings.Split(log, "\n------------------------------\n") {
+		if strings.Contains(block, "[FAILED]") || strings.Contains(block, "[TIMEDOUT]") || strings.Contains(block, "[PANICKED]") {
+			b.WriteString(block)
+			b.WriteString("\n---\n")
+		}
+	}
+	return b.String()
 }
