@@ -251,13 +251,24 @@ func waitCRI(t *testing.T, endpoint string, exited <-chan struct{}, probe func(c
 	require.NoError(t, err, "waiting for %s", endpoint)
 }
 
+// binDir holds the sandboxpin that the tests build; TestMain removes it.
+var binDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "critest-bin") })
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dir, err := binDir(); err == nil {
+		_ = os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
 // sandboxpin builds the command, whose `sandboxpin shim` the tests run,
 // once per test binary, with the race detector: critest drives the shim
 // harder than any other test. It is built from the workspace (go.work):
 // the live tests do not run in the floor and newest runs, which set
 // GOWORK=off.
 var sandboxpin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "critest-bin")
+	dir, err := binDir()
 	if err != nil {
 		return "", err
 	}
