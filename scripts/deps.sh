@@ -21,6 +21,8 @@ JOBS=${DEPS_JOBS:-3}
 # The versions the tests run against: one line each, in one place.
 GOLANGCI_LINT_VERSION=v2.15.0
 CRICTL_VERSION=v1.37.0
+# critest, the CRI validation suite, comes from the same cri-tools release.
+CRITEST_VERSION=v1.37.0
 CONTAINERD_1_7_VERSION=v1.7.35
 CONTAINERD_2_2_VERSION=v2.2.9
 CONTAINERD_2_3_VERSION=v2.3.7
@@ -43,7 +45,10 @@ CRI_DOCKERD_VERSIONS="v0.3.14 v0.4.4"
 CRI_DOCKERD_PATCHED_VERSION=v0.4.4
 # docker.io is Docker Engine 20.10.24 (Debian 12), the engine cri-dockerd
 # talks to; it runs its own containerd from Debian's containerd package.
-DEBIAN_PACKAGES="containerd runc conmon skopeo libseccomp-dev pkg-config make gcc docker.io"
+# busybox-static is the content of the images critest pulls from the
+# in-memory registry, and containernetworking-plugins the CNI bridge its
+# pods use (crishim's critest test).
+DEBIAN_PACKAGES="containerd runc conmon skopeo libseccomp-dev pkg-config make gcc docker.io busybox-static containernetworking-plugins"
 
 # containerd's optional snapshotters need C headers or kernel features that
 # test machines lack; none of them is used by the tests.
@@ -204,6 +209,20 @@ build_cridockerd() {
 	touch "$dir/.done"
 }
 
+# build_critest: cri-tools' critest, which has no main package: it is the
+# test binary of sigs.k8s.io/cri-tools/cmd/critest (Makefile's critest
+# target at the tag builds it the same way, with go test -c).
+build_critest() {
+	local dir=$CACHE/critest/$CRITEST_VERSION src
+	done_in "$dir" && return 0
+	src=$CACHE/src/critest-$CRITEST_VERSION
+	scratch "$src" "sigs.k8s.io/cri-tools@$CRITEST_VERSION"
+	printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/cri-tools/cmd/critest"\n' >"$src/tools.go"
+	(cd "$src" && GOFLAGS=-mod=mod go mod tidy && mkdir -p "$dir" &&
+		go test -c -trimpath -o "$dir/critest" sigs.k8s.io/cri-tools/cmd/critest)
+	touch "$dir/.done"
+}
+
 # build_kubernetes: kubeadm, then the kubelet (the same k8s.io/kubernetes
 # packages), then kubeadm with contrib/kubeadm/pin.patch (issue 31), which
 # the stock builds' cache serves.
@@ -317,6 +336,7 @@ if [ "$root" = 1 ]; then
 	job crio build_crio
 	job containerd build_containerd_all
 	job cri-dockerd build_cridockerd_all
+	job critest-$CRITEST_VERSION build_critest
 	job crictl-$CRICTL_VERSION goinstall "$CACHE/crictl/$CRICTL_VERSION" "" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
 fi
 wait_all
@@ -338,6 +358,9 @@ wait_all
 		echo "export SANDBOXPIN_CONTAINERD_2_4_PATCHED='$CACHE/containerd-patched/$CONTAINERD_2_4_VERSION/containerd'"
 		echo "export SANDBOXPIN_CTR2='$CACHE/ctr/$CONTAINERD_2_4_VERSION/ctr'"
 		echo "export SANDBOXPIN_CRICTL='$CACHE/crictl/$CRICTL_VERSION/crictl'"
+		echo "export SANDBOXPIN_CRITEST='$CACHE/critest/$CRITEST_VERSION/critest'"
+		echo "export SANDBOXPIN_BUSYBOX='/bin/busybox'"
+		echo "export SANDBOXPIN_CNI_BIN='/usr/lib/cni'"
 		echo "export SANDBOXPIN_CRIO='$CACHE/crio/$CRIO_VERSION/crio'"
 		echo "export SANDBOXPIN_PINNS='$CACHE/crio/$CRIO_VERSION/pinns'"
 		echo "export SANDBOXPIN_CONMON='$(command -v conmon || echo /usr/bin/conmon)'"

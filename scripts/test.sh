@@ -13,10 +13,10 @@
 #   and a short run of every Fuzz target.
 #
 # As root (CI, a disposable VM) scripts/deps.sh installs containerd 1.6,
-# conmon, runc, skopeo and Docker Engine from Debian and builds containerd
-# 1.7/2.2/2.3/2.4 (and 2.4's containerd-shim-runc-v2), CRI-O, cri-dockerd
-# 0.3.14 and 0.4.4, kubeadm, the kubelet, ctr and crictl from the Go module
-# proxy into
+# conmon, runc, skopeo, Docker Engine, busybox-static and the CNI plugins
+# from Debian and builds containerd 1.7/2.2/2.3/2.4 (and 2.4's
+# containerd-shim-runc-v2), CRI-O, cri-dockerd 0.3.14 and 0.4.4, kubeadm,
+# the kubelet, ctr, crictl and critest from the Go module proxy into
 # $SANDBOXPIN_CACHE; the live tests then FAIL when a runtime is missing.
 # Without root they skip with a message. Environment:
 #   SANDBOXPIN_CACHE               build cache (default ~/.cache/sandboxpin)
