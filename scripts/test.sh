@@ -48,6 +48,15 @@ bash scripts/deps.sh
 . "$SANDBOXPIN_CACHE/env.sh"
 if [ "$(id -u)" = 0 ]; then
 	export SANDBOXPIN_REQUIRE_RUNTIMES=${SANDBOXPIN_REQUIRE_RUNTIMES:-1}
+	# Every kubelet takes inotify instances (cAdvisor's raw container
+	# factory, its config and certificate watchers), and so do containerd
+	# and dockerd: internal's live tests run some 25 of them at once, and
+	# at Debian's default of 128 instances per user a kubelet exits with
+	# "Failed to start cAdvisor: inotify_init: too many open files" (seen in
+	# CI). kind documents the same limit for many kubelets on one host.
+	if [ "$(sysctl -n fs.inotify.max_user_instances)" -lt 1024 ]; then
+		sysctl -q -w fs.inotify.max_user_instances=1024
+	fi
 else
 	export SANDBOXPIN_REQUIRE_RUNTIMES=${SANDBOXPIN_REQUIRE_RUNTIMES:-0}
 	echo "not root: live runtime tests will skip (run this script as root to include them)"
