@@ -20,6 +20,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodetest"
 )
 
 // sentinelImage is the image named by the configs planted outside the
@@ -466,10 +469,10 @@ func TestReadsBoundedByReader(t *testing.T) {
 	assert.Contains(t, fmt.Sprint(err), "/etc/containerd/config.toml")
 
 	f := &endlessFile{}
-	b, err := readFile(fsFunc(func(string) (fs.File, error) { return f, nil }), "x")
+	b, err := nodefs.ReadFile(fsFunc(func(string) (fs.File, error) { return f, nil }), "x")
 	assert.Nil(t, b)
 	assert.ErrorIs(t, err, ErrLimit)
-	assert.Equal(t, int64(maxFileSize+1), f.read, "bytes read from an endless file")
+	assert.Equal(t, int64(nodefs.MaxFileSize+1), f.read, "bytes read from an endless file")
 
 	root := t.TempDir()
 	p := filepath.Join(root, "etc/crio/crio.conf")
@@ -492,17 +495,17 @@ func (f fsFunc) Open(name string) (fs.File, error) { return f(name) }
 func TestTotalBytes(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	filler := "# " + strings.Repeat("x", maxFileSize-100) + "\n"
+	filler := "# " + strings.Repeat("x", nodefs.MaxFileSize-100) + "\n"
 	files := map[string]string{
 		"etc/containerd/config.toml": "version = 2\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n",
 	}
-	for i := range maxTotalBytes/maxFileSize + 1 {
+	for i := range nodefs.MaxTotalBytes/nodefs.MaxFileSize + 1 {
 		files[fmt.Sprintf("etc/containerd/conf.d/%02d.toml", i)] = filler
 	}
 	plant(t, root, files)
 	_, err := resolveWithin(t, 20*time.Second, Options{Root: DirFS(root)})
 	assert.ErrorIs(t, err, ErrLimit)
-	assert.Contains(t, fmt.Sprint(err), fmt.Sprintf("more than %d bytes", maxTotalBytes))
+	assert.Contains(t, fmt.Sprint(err), fmt.Sprintf("more than %d bytes", nodefs.MaxTotalBytes))
 }
 
 // manyFiles makes n empty files named prefix00000suffix... in dir.
@@ -546,7 +549,7 @@ func TestHugeDirectories(t *testing.T) {
 		},
 		{
 			name: "crio.conf.d files under the entry limit",
-			dir:  "etc/crio/crio.conf.d", suffix: ".conf", count: maxFilesPerSource + 1,
+			dir:  "etc/crio/crio.conf.d", suffix: ".conf", count: nodefs.MaxFilesPerSource + 1,
 			wantPath: "/etc/crio/crio.conf.d/000256.conf",
 		},
 		{
@@ -577,7 +580,7 @@ func TestHugeDirectories(t *testing.T) {
 // trees and directory loops in crio.conf.d end without hanging.
 func TestImportsAndWalks(t *testing.T) {
 	t.Parallel()
-	deep := "etc/crio/crio.conf.d" + strings.Repeat("/d", maxDepth) + "/10.conf"
+	deep := "etc/crio/crio.conf.d" + strings.Repeat("/d", nodefs.MaxDepth) + "/10.conf"
 	tests := []struct {
 		name      string
 		files     map[string]string
@@ -708,25 +711,8 @@ func TestErrorExcerpts(t *testing.T) {
 			require.Error(t, err)
 			msg := err.Error()
 			assert.LessOrEqual(t, len(msg), 512, "error: %.600s", msg)
-			assert.LessOrEqual(t, strings.Count(msg, "A"), maxMessage, "error: %.600s", msg)
+			assert.LessOrEqual(t, strings.Count(msg, "A"), nodefs.MaxMessage, "error: %.600s", msg)
 		})
-	}
-}
-
-func TestShorten(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want string
-	}{
-		{"short", "short"},
-		{strings.Repeat("x", maxMessage), strings.Repeat("x", maxMessage)},
-		{strings.Repeat("a", 200) + strings.Repeat("b", 200), strings.Repeat("a", 160) + "…(160 bytes left out)…" + strings.Repeat("b", 80)},
-		{strings.Repeat("é", 200), strings.Repeat("é", 80) + "…(160 bytes left out)…" + strings.Repeat("é", 40)},
-	}
-	for _, tt := range tests {
-		got := shorten(tt.in)
-		assert.Equal(t, tt.want, got)
 	}
 }
 
@@ -752,8 +738,8 @@ func TestDirFSSlash(t *testing.T) {
 // directory at a binary's path is a note, read nothing and block nothing.
 func TestResolveHostileBinaries(t *testing.T) {
 	t.Parallel()
-	src := realBinary(t, containerd242)
-	root := writeTree(t, map[string]string{"etc/containerd/config.toml": "version = 4\n", dpkgStatus: debianStatus(t)}, nil)
+	src := nodetest.RealBinary(t, nodetest.Containerd242)
+	root := nodetest.WriteTree(t, map[string]string{"etc/containerd/config.toml": "version = 4\n", dpkgStatus: debianStatus(t)}, nil)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "usr/local/bin"), 0o750))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "usr/bin/containerd"), 0o750))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "opt/bin"), 0o750))

@@ -2,13 +2,13 @@ package resolve
 
 import (
 	"context"
-	"io/fs"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodetest"
 )
 
 // kubeadmTests are shared by TestKubeadmPauseImage and FuzzKubeadmPauseImage.
@@ -83,101 +83,6 @@ func TestKubeadmPauseImage(t *testing.T) {
 	}
 }
 
-const kubeadmFile = "etc/kubernetes/kubeadm.yaml"
-
-func TestReadKubeadm(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name       string
-		content    string
-		wantRepo   string // imageRepository, "" if unset
-		wantLine   int    // its line
-		wantK8s    string // kubernetesVersion
-		wantSocket string // criSocket
-	}{
-		{
-			name: "multi-document v1beta4",
-			content: `apiVersion: kubeadm.k8s.io/v1beta4
-kind: InitConfiguration
-nodeRegistration:
-  criSocket: unix:///var/run/crio/crio.sock
----
-apiVersion: kubeadm.k8s.io/v1beta4
-kind: ClusterConfiguration
-kubernetesVersion: v1.31.2
-imageRepository: mirror.example/k8s
----
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-`,
-			wantRepo: "mirror.example/k8s", wantLine: 9, wantK8s: "v1.31.2", wantSocket: "unix:///var/run/crio/crio.sock",
-		},
-		{
-			// kubeadm 1.37's API: cmd/kubeadm/app/apis/kubeadm/v1/types.go
-			// (v1.37.2) keeps ClusterConfiguration.ImageRepository
-			// `json:"imageRepository"` at the top level.
-			name:     "v1 of kubeadm 1.37",
-			content:  "apiVersion: kubeadm.k8s.io/v1\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\nimageRepository: mirror.example/k8s\n",
-			wantRepo: "mirror.example/k8s", wantLine: 4, wantK8s: "v1.37.2",
-		},
-		{
-			name:    "v1beta3 without repository",
-			content: "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nkubernetesVersion: 1.28.4\n",
-			wantK8s: "1.28.4",
-		},
-		{
-			name:    "not kubeadm",
-			content: "apiVersion: v1\nkind: ConfigMap\nimageRepository: x\n",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := readKubeadm(mapFS(map[string]string{kubeadmFile: tt.content}), kubeadmFile)
-			require.NoError(t, err)
-			val := func(f *found) string {
-				if f == nil {
-					return ""
-				}
-				return f.Value
-			}
-			assert.Equal(t, tt.wantRepo, val(got.ImageRepository))
-			if got.ImageRepository != nil {
-				assert.Equal(t, tt.wantLine, got.ImageRepository.Line)
-			}
-			assert.Equal(t, tt.wantK8s, val(got.KubernetesVersion))
-			assert.Equal(t, tt.wantSocket, val(got.CRISocket))
-		})
-	}
-}
-
-func TestReadKubeadmErrors(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name     string
-		content  string
-		wantLine int // line the error names
-	}{
-		{name: "bad yaml in second document", content: "apiVersion: v1\nkind: X\n---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: [\n", wantLine: 5},
-		{name: "tab indentation", content: "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nnetworking:\n\tpodSubnet: x\n", wantLine: 4},
-		{name: "wrong type", content: "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nimageRepository: [a]\n", wantLine: 1},
-		{name: "two ClusterConfigurations", content: "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n", wantLine: 5},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := readKubeadm(mapFS(map[string]string{kubeadmFile: tt.content}), kubeadmFile)
-			require.ErrorIs(t, err, ErrInvalidConfig)
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, "/"+kubeadmFile, ce.Path)
-			assert.Equal(t, tt.wantLine, ce.Line, "line in %v", err)
-		})
-	}
-	_, err := readKubeadm(mapFS(nil), kubeadmFile)
-	assert.ErrorIs(t, err, fs.ErrNotExist)
-}
-
 // TestKubeadmConflictSaysWhatKubeadmSees checks that the kubeadm conflict
 // says whether kubeadm's own pre-flight will warn: only when the runtime
 // reports its sandbox image over CRI (containerd 1.x, CRI-O), never on
@@ -206,7 +111,7 @@ func TestKubeadmConflictSaysWhatKubeadmSees(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			opts := tt.opts
-			opts.Root = mapFS(tt.files)
+			opts.Root = nodetest.MapFS(tt.files)
 			opts.KubeadmVersion = "v1.37.2"
 			res, err := Resolve(context.Background(), opts)
 			require.NoError(t, err)

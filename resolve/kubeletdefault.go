@@ -1,6 +1,9 @@
 package resolve
 
-import "github.com/sandboxpin/sandboxpin/resolve/internal/releases"
+import (
+	"github.com/sandboxpin/sandboxpin/resolve/internal/config"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
+)
 
 // checkKubeletVersion notes what a known kubelet version does for the
 // sandbox image when no --pod-infra-container-image is set: before 1.23.0
@@ -8,7 +11,7 @@ import "github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 // of image GC, looked up in the runtime by that name (the facts
 // KubeletIgnoresPinned and KubeletProtects* in package releases).
 func (r *resolver) checkKubeletVersion() {
-	kubeletVer := r.kubeletVer.version
+	kubeletVer := r.kubeletVer.Version
 	if kubeletVer == "" {
 		return
 	}
@@ -17,7 +20,7 @@ func (r *resolver) checkKubeletVersion() {
 		return
 	}
 	if note, ok := releases.KubeletIgnoresPinned.Holds(kv); ok {
-		r.note(note, kubeletVer, kubeletSandboxFlag)
+		r.note(note, kubeletVer, config.KubeletSandboxFlag)
 	}
 	if _, ok := releases.KubeletProtectsDefault.Holds(kv); !ok || r.kubelet != nil && len(r.kubelet.SandboxArgs) > 0 {
 		return
@@ -28,10 +31,10 @@ func (r *resolver) checkKubeletVersion() {
 	}
 	switch {
 	case r.winner.Image == "":
-		r.note(releases.KubeletProtectsDefault.Note(), kubeletVer, def, kubeletSandboxFlag)
+		r.note(releases.KubeletProtectsDefault.Note(), kubeletVer, def, config.KubeletSandboxFlag)
 	case r.relate(def, r.winner.Image) == relSame:
-		r.note(releases.KubeletProtectsRuntimeImage.Note(), kubeletVer, def, kubeletSandboxFlag)
+		r.note(releases.KubeletProtectsRuntimeImage.Note(), kubeletVer, def, config.KubeletSandboxFlag)
 	default:
-		r.note(releases.KubeletProtectsOtherImage.Note(), kubeletVer, def, kubeletSandboxFlag, r.winner.Image, r.winner.Origin)
+		r.note(releases.KubeletProtectsOtherImage.Note(), kubeletVer, def, config.KubeletSandboxFlag, r.winner.Image, r.winner.Origin)
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodetest"
 )
 
 func TestKubeletDefaultSandbox(t *testing.T) {
@@ -49,7 +51,7 @@ func TestKubeletVersionNotes(t *testing.T) {
 			if tt.flag != "" {
 				files[kubeletFlagsEnv] = "KUBELET_KUBEADM_ARGS=\"--pod-infra-container-image=" + tt.flag + "\"\n"
 			}
-			res, err := Resolve(context.Background(), Options{Root: mapFS(files), KubeletVersion: tt.kubelet, RuntimeVersion: "1.7.35"})
+			res, err := Resolve(context.Background(), Options{Root: nodetest.MapFS(files), KubeletVersion: tt.kubelet, RuntimeVersion: "1.7.35"})
 			require.NoError(t, err)
 			if tt.wantNote != "" {
 				assert.True(t, containsSub(res.Notes, tt.wantNote), "no note contains %q in %q", tt.wantNote, res.Notes)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,24 +11,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodetest"
 )
 
 const (
 	// debianContainerdStanza is containerd's stanza in Debian 12's
-	// /var/lib/dpkg/status (testdata/dpkg/debian-12-containerd-runc.status):
+	// /var/lib/dpkg/status (internal/nodeversion/testdata/dpkg/debian-12-containerd-runc.status):
 	// its Version is on line 8.
-	debianStatusFile = "testdata/dpkg/debian-12-containerd-runc.status"
+	debianStatusFile = "internal/nodeversion/testdata/dpkg/debian-12-containerd-runc.status"
 	// debianContainerdConfig is the /etc/containerd/config.toml of Debian
 	// 12's containerd package, which sets no sandbox image.
 	debianContainerdConfig = "version = 2\n\n[plugins]\n  [plugins.\"io.containerd.grpc.v1.cri\"]\n" +
 		"    [plugins.\"io.containerd.grpc.v1.cri\".cni]\n      bin_dir = \"/usr/lib/cni\"\n      conf_dir = \"/etc/cni/net.d\"\n" +
 		"  [plugins.\"io.containerd.internal.v1.opt\"]\n    path = \"/var/lib/containerd/opt\"\n"
-	// moduleBuilt are the module-built binaries of scripts/deps.sh.
-	containerd242 = "~/.cache/sandboxpin/containerd/v2.4.2/containerd"
-	crio1363      = "~/.cache/sandboxpin/crio/v1.36.3/crio"
-	kubelet1372   = "~/.cache/sandboxpin/kubelet/v1.37.2/kubelet"
-	kubeadm1372   = "~/.cache/sandboxpin/kubeadm/v1.37.2/kubeadm"
-	criDockerd044 = "~/.cache/sandboxpin/cri-dockerd/v0.4.4/cri-dockerd"
 )
 
 func debianStatus(t testing.TB) string {
@@ -37,23 +32,6 @@ func debianStatus(t testing.TB) string {
 	b, err := os.ReadFile(debianStatusFile)
 	require.NoError(t, err)
 	return string(b)
-}
-
-// writeTree writes files (path -> content) under a new temporary root and
-// places binaries (path in the root -> real binary, "~" for $HOME) there;
-// it skips the test when a binary is absent.
-func writeTree(t *testing.T, files, binaries map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, c := range files {
-		dst := filepath.Join(root, filepath.FromSlash(p))
-		require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o750))
-		require.NoError(t, os.WriteFile(dst, []byte(c), 0o600))
-	}
-	for p, src := range binaries {
-		placeBinary(t, root, p, realBinary(t, src))
-	}
-	return root
 }
 
 func TestResolveNodeVersions(t *testing.T) {
@@ -95,7 +73,7 @@ func TestResolveNodeVersions(t *testing.T) {
 		{
 			name:       "module-built containerd 2.4.2, version 4 config without a sandbox image",
 			files:      map[string]string{"etc/containerd/config.toml": "version = 4\n"},
-			binaries:   map[string]string{"usr/local/bin/containerd": containerd242},
+			binaries:   map[string]string{"usr/local/bin/containerd": nodetest.Containerd242},
 			wantImage:  "registry.k8s.io/pause:3.10.2",
 			wantOrigin: "default of containerd v2.4.2 (version from /usr/local/bin/containerd (Go build info))",
 			wantVersions: []ComponentVersion{
@@ -106,7 +84,7 @@ func TestResolveNodeVersions(t *testing.T) {
 		{
 			name:      "the packaged containerd was replaced",
 			files:     map[string]string{"etc/containerd/config.toml": "version = 4\n", dpkgStatus: status},
-			binaries:  map[string]string{"usr/local/bin/containerd": containerd242, "usr/bin/containerd": "/usr/bin/containerd"},
+			binaries:  map[string]string{"usr/local/bin/containerd": nodetest.Containerd242, "usr/bin/containerd": "/usr/bin/containerd"},
 			wantImage: "registry.k8s.io/pause:3.10.2",
 			wantVersions: []ComponentVersion{
 				{Component: "containerd", Version: "v2.4.2", Origin: "/usr/local/bin/containerd (Go build info)", Used: true},
@@ -154,7 +132,7 @@ func TestResolveNodeVersions(t *testing.T) {
 			name: "CRI-O, kubelet and kubeadm from their binaries",
 			files: map[string]string{"etc/crio/crio.conf": "[crio.image]\n",
 				"var/lib/kubelet/kubeadm-flags.env": "KUBELET_KUBEADM_ARGS=\"--pod-infra-container-image=registry.k8s.io/pause:3.9\"\n"},
-			binaries:  map[string]string{"usr/bin/crio": crio1363, "usr/bin/kubelet": kubelet1372, "usr/bin/kubeadm": kubeadm1372},
+			binaries:  map[string]string{"usr/bin/crio": nodetest.CRIO1363, "usr/bin/kubelet": nodetest.Kubelet1372, "usr/bin/kubeadm": nodetest.Kubeadm1372},
 			wantImage: "registry.k8s.io/pause:3.10.1", wantOrigin: "default of cri-o v1.36.3 (version from /usr/bin/crio (Go build info))",
 			wantVersions: []ComponentVersion{
 				{Component: "cri-o", Version: "v1.36.3", Origin: "/usr/bin/crio (Go build info)", Used: true},
@@ -186,7 +164,7 @@ func TestResolveNodeVersions(t *testing.T) {
 			files: map[string]string{
 				"lib/systemd/system/cri-docker.service": "[Service]\nExecStart=/usr/bin/cri-dockerd --container-runtime-endpoint fd://\n",
 			},
-			binaries: map[string]string{"usr/bin/cri-dockerd": criDockerd044},
+			binaries: map[string]string{"usr/bin/cri-dockerd": nodetest.CRIDockerd044},
 			opts: Options{Live: fakeLive{info: criinfo.Info{Runtime: "cri-dockerd", EngineVersion: "20.10.24+dfsg1"}},
 				BinaryVersion: func(_ context.Context, component, path string) (string, error) {
 					if component != "cri-dockerd" || path != "/usr/bin/cri-dockerd" {
@@ -206,7 +184,7 @@ func TestResolveNodeVersions(t *testing.T) {
 			files: map[string]string{
 				"lib/systemd/system/cri-docker.service": "[Service]\nExecStart=/usr/bin/cri-dockerd --container-runtime-endpoint fd://\n",
 			},
-			binaries: map[string]string{"usr/bin/cri-dockerd": criDockerd044},
+			binaries: map[string]string{"usr/bin/cri-dockerd": nodetest.CRIDockerd044},
 			opts: Options{Live: fakeLive{info: criinfo.Info{Runtime: "cri-dockerd", EngineVersion: "20.10.24+dfsg1"}},
 				BinaryVersion: func(context.Context, string, string) (string, error) { return "dev (HEAD)", nil }},
 			wantNotes: []string{
@@ -220,7 +198,7 @@ func TestResolveNodeVersions(t *testing.T) {
 			files: map[string]string{
 				"lib/systemd/system/cri-docker.service": "[Service]\nExecStart=/usr/bin/cri-dockerd --container-runtime-endpoint fd://\n",
 			},
-			binaries: map[string]string{"usr/bin/cri-dockerd": criDockerd044},
+			binaries: map[string]string{"usr/bin/cri-dockerd": nodetest.CRIDockerd044},
 			opts:     Options{Live: fakeLive{info: criinfo.Info{Runtime: "cri-dockerd", EngineVersion: "20.10.24+dfsg1"}}},
 			wantNotes: []string{
 				"main module github.com/Mirantis/cri-dockerd (devel); no -X of github.com/Mirantis/cri-dockerd/cmd/version.Version in its recorded -ldflags",
@@ -246,7 +224,7 @@ func TestResolveNodeVersions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			opts := tt.opts
-			opts.Root = DirFS(writeTree(t, tt.files, tt.binaries))
+			opts.Root = DirFS(nodetest.WriteTree(t, tt.files, tt.binaries))
 			res, err := Resolve(context.Background(), opts)
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantImage, res.SandboxImage)
@@ -287,33 +265,15 @@ func TestResolveDpkgStatusErrors(t *testing.T) {
 	for k, v := range cfg {
 		files[k] = v
 	}
-	_, err := Resolve(context.Background(), Options{Root: mapFS(files)})
+	_, err := Resolve(context.Background(), Options{Root: nodetest.MapFS(files)})
 	var ce *ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, ErrInvalidConfig)
 	assert.Equal(t, "/var/lib/dpkg/status", ce.Path)
 	assert.Equal(t, 2, ce.Line)
 
-	files[dpkgStatus] = strings.Repeat("X: y\n", maxFileSize/5+1)
-	res, err := Resolve(context.Background(), Options{Root: mapFS(files)})
+	files[dpkgStatus] = strings.Repeat("X: y\n", nodefs.MaxFileSize/5+1)
+	res, err := Resolve(context.Background(), Options{Root: nodetest.MapFS(files)})
 	require.NoError(t, err)
 	assert.True(t, containsSub(res.Notes, "/var/lib/dpkg/status: invalid configuration: limit exceeded: file is larger than"), "notes %q", res.Notes)
-}
-
-func TestExecPath(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"/usr/bin/cri-dockerd --container-runtime-endpoint fd://": "usr/bin/cri-dockerd",
-		"-/opt/bin/cri-dockerd":                                   "opt/bin/cri-dockerd",
-		`"/usr/local/bin/cri dockerd" --x`:                        "usr/local/bin/cri dockerd",
-		"cri-dockerd --x":                                         "",
-		"${BIN}/cri-dockerd":                                      "",
-		"/../../usr/bin/cri-dockerd":                              "usr/bin/cri-dockerd",
-		"/":                                                       "",
-		`"unterminated`:                                           "",
-	} {
-		if got := execPath(in); got != want {
-			t.Errorf("execPath(%q) = %q, want %q", in, got, want)
-		}
-	}
 }

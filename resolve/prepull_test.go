@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodetest"
 )
 
 // TestPrepull checks the pre-pull rule: every exact string a consumer on the
@@ -83,7 +85,7 @@ func TestPrepull(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			opts := tt.opts
-			opts.Root = mapFS(tt.files)
+			opts.Root = nodetest.MapFS(tt.files)
 			res, err := Resolve(context.Background(), opts)
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantPrepull, res.Prepull)

@@ -10,6 +10,9 @@ import (
 	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/reference"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/config"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodeversion"
 	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 )
 
@@ -180,7 +183,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		}
 		r.live = &info
 	}
-	b := newBudget(ctx, root)
+	b := nodefs.NewBudget(ctx, root)
 	if err := r.read(b); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("resolve: %w", context.Cause(ctx))
@@ -213,21 +216,18 @@ type resolver struct {
 	res  *Result
 	live *criinfo.Info
 
-	ctrs    []*containerdConfig // every containerd config found, by preference
-	ctr     *containerdConfig   // the one containerd uses (CRI enabled)
-	crio    *crioConfig
-	crid    *criDockerdConfig
-	kubelet *kubeletConfig
-	kubeadm *kubeadmConfig
+	ctrs    []*config.Containerd // every containerd config found, by preference
+	ctr     *config.Containerd   // the one containerd uses (CRI enabled)
+	crio    *config.CRIO
+	crid    *config.CRIDockerd
+	kubelet *config.Kubelet
+	kubeadm *config.Kubeadm
 
 	runtime    string
 	runtimeVer string // the runtime's version, "" when unknown (see versions)
 	// runtimeChoice, kubeletVer and kubeadmVer are the versions used and
 	// where they come from.
-	runtimeChoice, kubeletVer, kubeadmVer versionChoice
-	dpkg                                  []dpkgPackage // the packages of interest, once read
-	dpkgRead                              bool
-	dirs                                  map[string]bool // binary directories' existence, once looked up
+	runtimeChoice, kubeletVer, kubeadmVer nodeversion.Choice
 	// winner is the candidate SandboxImage comes from.
 	winner Candidate
 	// fileCand is the chosen runtime's configured image, if any.
@@ -249,17 +249,17 @@ func (r *resolver) add(c Candidate) Candidate {
 	return c
 }
 
-func candidateOf(f found, src Source, role Role) Candidate {
-	return Candidate{Image: f.Value, Source: src, Origin: f.origin(), Role: role}
+func candidateOf(f config.Found, src Source, role Role) Candidate {
+	return Candidate{Image: f.Value, Source: src, Origin: f.Origin(), Role: role}
 }
 
 // read reads every source, each through its own view of the root (see
-// budget): a limit passed or a cancellation is returned even when a reader
-// took it for an absent file.
-func (r *resolver) read(b *budget) error {
-	for _, loc := range containerdLocations() {
-		c, err := readContainerd(b.source(), loc.path, loc.flavor)
-		if err := firstErr(b, err); err != nil {
+// nodefs.Budget): a limit passed or a cancellation is returned even when a
+// reader took it for an absent file.
+func (r *resolver) read(b *nodefs.Budget) error {
+	for _, loc := range config.ContainerdLocations() {
+		c, err := config.ReadContainerd(b.Source(), loc.Path, loc.Flavor)
+		if err := b.First(err); err != nil {
 			return err
 		}
 		if c != nil {
@@ -267,38 +267,29 @@ func (r *resolver) read(b *budget) error {
 		}
 	}
 	var err error
-	r.crio, err = readCRIO(b.source())
-	if err := firstErr(b, err); err != nil {
+	r.crio, err = config.ReadCRIO(b.Source())
+	if err := b.First(err); err != nil {
 		return err
 	}
-	r.crid, err = readCRIDockerd(b.source())
-	if err := firstErr(b, err); err != nil {
+	r.crid, err = config.ReadCRIDockerd(b.Source())
+	if err := b.First(err); err != nil {
 		return err
 	}
-	r.kubelet, err = readKubelet(b.source())
-	if err := firstErr(b, err); err != nil {
+	r.kubelet, err = config.ReadKubelet(b.Source())
+	if err := b.First(err); err != nil {
 		return err
 	}
 	if p := r.opts.KubeadmConfigPath; p != "" {
-		name, ok := fsPath(p)
+		name, ok := nodefs.FSPath(p)
 		if !ok || name == "." {
 			return fmt.Errorf("resolve: Options.KubeadmConfigPath %q is not a file path", p)
 		}
-		r.kubeadm, err = readKubeadm(b.source(), name)
-		if err := firstErr(b, err); err != nil {
+		r.kubeadm, err = config.ReadKubeadm(b.Source(), name)
+		if err := b.First(err); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// firstErr returns the budget's error (a limit or the context) before the
-// reader's own, which may be a consequence of it.
-func firstErr(b *budget, err error) error {
-	if berr := b.failed(); berr != nil {
-		return berr
-	}
-	return err
 }
 
 // configured returns the runtimes whose configuration exists, in the order
@@ -324,7 +315,7 @@ func (r *resolver) chooseRuntime() {
 	for _, c := range r.ctrs {
 		if c.Disabled != nil {
 			r.note("%s turns containerd's CRI plugin off (disabled_plugins = [%q], as Docker's packaged config does): "+
-				"that containerd serves no Kubernetes pods", c.Disabled.origin(), c.Disabled.Value)
+				"that containerd serves no Kubernetes pods", c.Disabled.Origin(), c.Disabled.Value)
 		}
 	}
 	names, files := r.configured()
@@ -339,12 +330,12 @@ func (r *resolver) chooseRuntime() {
 		r.runtime, how = r.opts.Runtime, "Options.Runtime"
 	case r.live != nil && r.live.Runtime != "" && r.live.Runtime != runtimeUnknown:
 		r.runtime, how = r.live.Runtime, "the live runtime"
-	case r.kubelet != nil && r.kubelet.Endpoint != nil && runtimeFromEndpoint(r.kubelet.Endpoint.Value) != "":
-		r.runtime = runtimeFromEndpoint(r.kubelet.Endpoint.Value)
-		how = "the kubelet's --" + kubeletEndpointFlag + " at " + r.kubelet.Endpoint.origin()
-	case r.kubeadm != nil && r.kubeadm.CRISocket != nil && runtimeFromEndpoint(r.kubeadm.CRISocket.Value) != "":
-		r.runtime = runtimeFromEndpoint(r.kubeadm.CRISocket.Value)
-		how = "kubeadm's criSocket at " + r.kubeadm.CRISocket.origin()
+	case r.kubelet != nil && r.kubelet.Endpoint != nil && config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value) != "":
+		r.runtime = config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value)
+		how = "the kubelet's --" + config.KubeletEndpointFlag + " at " + r.kubelet.Endpoint.Origin()
+	case r.kubeadm != nil && r.kubeadm.CRISocket != nil && config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value) != "":
+		r.runtime = config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value)
+		how = "kubeadm's criSocket at " + r.kubeadm.CRISocket.Origin()
 	case len(names) > 0:
 		r.runtime = names[0]
 	}
@@ -397,15 +388,15 @@ func (r *resolver) chooseRuntime() {
 // later load it when the runtime is known to be one of those and the main
 // file (below version 4) was read with the rules of 2.0–2.2.
 func (r *resolver) rereadContainerd(root fs.FS) error {
-	if r.runtime != runtimeContainerd || r.ctr == nil || r.ctr.Loader == loader23 {
+	if r.runtime != runtimeContainerd || r.ctr == nil || r.ctr.Loader == config.Loader23 {
 		return nil
 	}
 	v, err := parseVersion(r.runtimeVer)
 	if err != nil || !containerdConfig4(v) {
 		return nil
 	}
-	name, _ := fsPath(r.ctr.Path)
-	c, err := readContainerdAs(root, name, r.ctr.Flavor, loader23)
+	name, _ := nodefs.FSPath(r.ctr.Path)
+	c, err := config.ReadContainerdAs(root, name, r.ctr.Flavor, config.Loader23)
 	if err != nil || c == nil {
 		return err
 	}
@@ -428,7 +419,7 @@ func runtimeSource(rt string) Source {
 	return CRIDockerdFlags
 }
 
-func (r *resolver) configuredFound(rt string) *found {
+func (r *resolver) configuredFound(rt string) *config.Found {
 	switch rt {
 	case runtimeContainerd:
 		if r.ctr != nil {
@@ -458,11 +449,11 @@ func (r *resolver) runtimeImage() {
 			}
 		}
 		for _, p := range append(slices.Clone(c.Ignored), c.Problems...) {
-			a := Candidate{Source: ContainerdConfig, Origin: p.at.origin(), Role: RuntimeUses}
-			if p.at.Value != "" && p.at.Key != "imports" && p.at.Key != "version" {
-				a = candidateOf(p.at, ContainerdConfig, RuntimeUses)
+			a := Candidate{Source: ContainerdConfig, Origin: p.At.Origin(), Role: RuntimeUses}
+			if p.At.Value != "" && p.At.Key != "imports" && p.At.Key != "version" {
+				a = candidateOf(p.At, ContainerdConfig, RuntimeUses)
 			}
-			r.conflict(a, Candidate{}, "%s", p.msg)
+			r.conflict(a, Candidate{}, "%s", p.Msg)
 		}
 	}
 	if r.crio != nil {
@@ -473,8 +464,8 @@ func (r *resolver) runtimeImage() {
 			}
 		}
 		for _, p := range r.crio.Problems {
-			a := candidateOf(p.at, CRIOConfig, RuntimeUses)
-			r.conflict(a, Candidate{}, "%s", p.msg)
+			a := candidateOf(p.At, CRIOConfig, RuntimeUses)
+			r.conflict(a, Candidate{}, "%s", p.Msg)
 		}
 	}
 	if r.crid != nil {
@@ -510,7 +501,7 @@ func (r *resolver) runtimeImage() {
 			r.note("no built-in default sandbox image known for %s %s", r.runtime, r.runtimeVer)
 		} else {
 			c := r.add(Candidate{Image: img, Source: RuntimeDefault,
-				Origin: "default of " + r.runtime + " " + r.runtimeVer + r.runtimeChoice.from(), Role: RuntimeUses})
+				Origin: "default of " + r.runtime + " " + r.runtimeVer + r.runtimeChoice.From(), Role: RuntimeUses})
 			defCand = &c
 		}
 	}
@@ -680,7 +671,7 @@ func (r *resolver) containerdVersionChecks() {
 			target = 4
 		}
 		r.note("containerd %s migrates sandbox_image at %s to pinned_images.sandbox in memory "+
-			"(`containerd config migrate` writes the version %d form)", r.runtimeVer, r.ctr.Sandbox.origin(), target)
+			"(`containerd config migrate` writes the version %d form)", r.runtimeVer, r.ctr.Sandbox.Origin(), target)
 	case !known && r.ctr.Version >= 4:
 		r.note("%s is a version %d config: only containerd 2.3 and later read it", r.ctr.Path, r.ctr.Version)
 	case !known && r.ctr.Version == 3:
@@ -747,15 +738,15 @@ func (r *resolver) checkKubelet() {
 	eff := cands[len(cands)-1]
 	effAt := r.kubelet.SandboxArgs[len(cands)-1]
 	for i := range len(cands) - 1 {
-		r.note("--%s at %s is overridden by the one at %s", kubeletSandboxFlag, cands[i].Origin, eff.Origin)
+		r.note("--%s at %s is overridden by the one at %s", config.KubeletSandboxFlag, cands[i].Origin, eff.Origin)
 	}
 	var kv version
 	known := false
-	kubeletVer := r.kubeletVer.version
+	kubeletVer := r.kubeletVer.Version
 	if kubeletVer != "" {
 		v, err := parseVersion(kubeletVer)
 		if err != nil {
-			r.note("%s %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.kubeletVer.fact.Origin, kubeletVer)
+			r.note("%s %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.kubeletVer.Fact.Origin, kubeletVer)
 		} else {
 			kv, known = v, true
 		}
@@ -770,42 +761,42 @@ func (r *resolver) checkKubelet() {
 	case rejected:
 		for i, c := range cands {
 			at := r.kubelet.SandboxArgs[i]
-			r.conflict(c, Candidate{}, rejects, kubeletVer, kubeletSandboxFlag, strings.Fields(at.Key)[0], at.origin())
+			r.conflict(c, Candidate{}, rejects, kubeletVer, config.KubeletSandboxFlag, strings.Fields(at.Key)[0], at.Origin())
 		}
 		return
 	case ignored:
-		r.note(ignores, kubeletVer, kubeletSandboxFlag, eff.Origin, effAt.Path)
+		r.note(ignores, kubeletVer, config.KubeletSandboxFlag, eff.Origin, effAt.Path)
 		if r.winner.Image != "" && r.relate(eff.Image, r.winner.Image) == relDiffer {
-			r.note("--%s=%s (%s) differs from the runtime's %s (%s)", kubeletSandboxFlag, eff.Image, eff.Origin, r.winner.Image, r.winner.Origin)
+			r.note("--%s=%s (%s) differs from the runtime's %s (%s)", config.KubeletSandboxFlag, eff.Image, eff.Origin, r.winner.Image, r.winner.Origin)
 		}
 		return
 	case !known:
 		r.note("--%s (%s) was removed in kubelet 1.35, which then does not start: remove it from %s before upgrading",
-			kubeletSandboxFlag, eff.Origin, effAt.Path)
+			config.KubeletSandboxFlag, eff.Origin, effAt.Path)
 	}
 	if r.winner.Image == "" {
 		return
 	}
 	r.compare(eff, r.winner, fmt.Sprintf("the kubelet protects %s from image garbage collection (--%s at %s) but %s starts sandboxes with %s (%s): "+
 		"the sandbox image may be deleted; set the flag in %s to %s, or remove it",
-		eff.Image, kubeletSandboxFlag, eff.Origin, r.runtime, r.winner.Image, r.winner.Origin, effAt.Path, r.winner.Image))
+		eff.Image, config.KubeletSandboxFlag, eff.Origin, r.runtime, r.winner.Image, r.winner.Origin, effAt.Path, r.winner.Image))
 }
 
 // checkKubeadm compares kubeadm's expected pause image with the runtime's.
 func (r *resolver) checkKubeadm() {
-	kv := r.kubeadmVer.version
-	var repo *found
+	kv := r.kubeadmVer.Version
+	var repo *config.Found
 	if r.kubeadm != nil {
 		repo = r.kubeadm.ImageRepository
 		if kv == "" && r.kubeadm.KubernetesVersion != nil {
 			kv = r.kubeadm.KubernetesVersion.Value
 			r.note("kubeadm's version is unknown; kubernetesVersion %s (%s) was assumed: kubeadm's pause tag is compiled into the kubeadm binary",
-				kv, r.kubeadm.KubernetesVersion.origin())
+				kv, r.kubeadm.KubernetesVersion.Origin())
 		}
 	}
 	if kv == "" {
 		if repo != nil {
-			r.note("imageRepository %s (%s) is set but kubeadm's version is unknown: its pause image cannot be told", repo.Value, repo.origin())
+			r.note("imageRepository %s (%s) is set but kubeadm's version is unknown: its pause image cannot be told", repo.Value, repo.Origin())
 		}
 		return
 	}
@@ -818,9 +809,9 @@ func (r *resolver) checkKubeadm() {
 		r.note("kubeadm %s: %v", kv, err)
 		return
 	}
-	c := Candidate{Image: img, Source: KubeadmDefault, Origin: "default of kubeadm " + kv + r.kubeadmVer.from(), Role: InstallerPulls}
+	c := Candidate{Image: img, Source: KubeadmDefault, Origin: "default of kubeadm " + kv + r.kubeadmVer.From(), Role: InstallerPulls}
 	if repo != nil {
-		c.Source, c.Origin = KubeadmConfig, repo.origin()
+		c.Source, c.Origin = KubeadmConfig, repo.Origin()
 	}
 	c = r.add(c)
 	r.kubeadmCand = &c
@@ -829,7 +820,7 @@ func (r *resolver) checkKubeadm() {
 	}
 	change := "set imageRepository in the kubeadm ClusterConfiguration to match"
 	if repo != nil {
-		change = "change imageRepository at " + repo.origin()
+		change = "change imageRepository at " + repo.Origin()
 	}
 	where := r.winner.Origin
 	if r.winner.Source == RuntimeDefault || r.winner.Source == RuntimeInfo {

@@ -8,6 +8,8 @@ import (
 	"testing/fstest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodetest"
 )
 
 // loadTree copies a node tree into memory so the benchmark measures
@@ -82,9 +84,9 @@ func BenchmarkResolve(b *testing.B) {
 				root := b.TempDir()
 				require.NoError(b, os.MkdirAll(root+"/etc/containerd", 0o750))
 				require.NoError(b, os.WriteFile(root+"/etc/containerd/config.toml", []byte("version = 4\n"), 0o600))
-				placeBinary(b, root, "usr/local/bin/containerd", realBinary(b, containerd242))
-				placeBinary(b, root, "usr/bin/kubelet", realBinary(b, kubelet1372))
-				placeBinary(b, root, "usr/bin/kubeadm", realBinary(b, kubeadm1372))
+				nodetest.PlaceBinary(b, root, "usr/local/bin/containerd", nodetest.RealBinary(b, nodetest.Containerd242))
+				nodetest.PlaceBinary(b, root, "usr/bin/kubelet", nodetest.RealBinary(b, nodetest.Kubelet1372))
+				nodetest.PlaceBinary(b, root, "usr/bin/kubeadm", nodetest.RealBinary(b, nodetest.Kubeadm1372))
 				return DirFS(root)
 			},
 		},

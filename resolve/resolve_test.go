@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/pin"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodetest"
 )
 
 // nodeTests run Resolve over the trees in testdata/nodes; README.md there
@@ -416,7 +417,7 @@ func TestResolveEdgeCases(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			opts := tt.opts
-			opts.Root = mapFS(tt.files)
+			opts.Root = nodetest.MapFS(tt.files)
 			res, err := Resolve(context.Background(), opts)
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantImage, res.SandboxImage, "SandboxImage")
@@ -460,7 +461,7 @@ func TestResolveErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			opts := tt.opts
-			opts.Root = mapFS(tt.files)
+			opts.Root = nodetest.MapFS(tt.files)
 			res, err := Resolve(context.Background(), opts)
 			assert.Nil(t, res)
 			require.Error(t, err)
@@ -525,7 +526,7 @@ func TestExactPinNotes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			res, err := Resolve(context.Background(), Options{
-				Root:           mapFS(map[string]string{ctrMain: "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"" + tt.img + "\"\n"}),
+				Root:           nodetest.MapFS(map[string]string{ctrMain: "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"" + tt.img + "\"\n"}),
 				RuntimeVersion: tt.version,
 			})
 			require.NoError(t, err)
@@ -584,7 +585,7 @@ func TestCRIDockerdVersion(t *testing.T) {
 			if tt.flag != "" {
 				exec += " --pod-infra-container-image=" + tt.flag
 			}
-			opts := Options{Root: mapFS(map[string]string{unit: "[Service]\n" + exec + "\n"}), RuntimeVersion: tt.version}
+			opts := Options{Root: nodetest.MapFS(map[string]string{unit: "[Service]\n" + exec + "\n"}), RuntimeVersion: tt.version}
 			if tt.live.Runtime != "" {
 				opts.Live = fakeLive{info: tt.live}
 			}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"io/fs"
 	"strings"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/config"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
 )
 
 // ContainerdEndpoint returns the CRI endpoint ("unix:///run/k8s/c.sock")
@@ -21,10 +24,10 @@ import (
 func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
 	// The same limits as Resolve: a hostile root cannot block or exhaust
 	// memory here either.
-	b := newBudget(context.Background(), fsys)
-	for _, loc := range containerdLocations() {
-		c, err := readContainerd(b.source(), loc.path, loc.flavor)
-		if err := firstErr(b, err); err != nil {
+	b := nodefs.NewBudget(context.Background(), fsys)
+	for _, loc := range config.ContainerdLocations() {
+		c, err := config.ReadContainerd(b.Source(), loc.Path, loc.Flavor)
+		if err := b.First(err); err != nil {
 			return "", "", err
 		}
 		if c == nil || c.Disabled != nil {
@@ -37,7 +40,7 @@ func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
 		if !strings.Contains(addr, "://") {
 			addr = "unix://" + addr
 		}
-		return addr, c.Socket.origin(), nil
+		return addr, c.Socket.Origin(), nil
 	}
 	return "", "", nil
 }

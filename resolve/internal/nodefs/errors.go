@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
+	"strings"
 )
 
 var (
@@ -39,4 +41,60 @@ func NotRegular(m fs.FileMode) error {
 		what = "an irregular file (" + t.String() + ")"
 	}
 	return fmt.Errorf("%w: it is %s", ErrNotRegular, what)
+}
+
+// ErrInvalidConfig is wrapped by every [ConfigError]: a node file that
+// exists but cannot be used (bad syntax, a value of the wrong type).
+// Package resolve exports it as resolve.ErrInvalidConfig.
+var ErrInvalidConfig = errors.New("invalid configuration")
+
+// ConfigError reports a node file that could not be used. Package resolve
+// exports it as resolve.ConfigError, an alias: one type for errors.As.
+type ConfigError struct {
+	Path string // file on the node, as an absolute path ("/etc/containerd/config.toml")
+	Key  string // TOML/YAML key or variable/flag name, "" if the file did not parse
+	Line int    // 1-based, 0 if unknown
+	Err  error  // cause; wraps ErrInvalidConfig
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, ": %s", e.Key)
+	}
+	fmt.Fprintf(&b, ": %s", Shorten(fmt.Sprint(e.Err)))
+	return b.String()
+}
+
+// Unwrap returns the cause, which wraps [ErrInvalidConfig].
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Invalid builds a *ConfigError whose Err wraps ErrInvalidConfig and, when
+// cause is not nil, the cause too (so errors.As finds e.g. a
+// *toml.DecodeError).
+func Invalid(path, key string, line int, cause error) *ConfigError {
+	var err error
+	if cause != nil {
+		err = fmt.Errorf("%w: %w", ErrInvalidConfig, cause)
+	} else {
+		err = ErrInvalidConfig
+	}
+	return &ConfigError{Path: path, Key: key, Line: line, Err: err}
+}
+
+// NodePath turns an fs.FS path into the absolute path the node knows.
+func NodePath(name string) string { return "/" + strings.TrimPrefix(name, "/") }
+
+// FSPath turns an absolute node path into an fs.FS path; ok is false when
+// the result is not a valid fs.FS path (it escapes the root).
+func FSPath(p string) (string, bool) {
+	p = strings.TrimPrefix(path.Clean("/"+p), "/")
+	if p == "" {
+		p = "."
+	}
+	return p, fs.ValidPath(p)
 }

@@ -1,0 +1,207 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
+	"github.com/sandboxpin/sandboxpin/unitfile"
+)
+
+const (
+	criDockerdUnit = "cri-docker.service"
+	criDockerdFlag = "pod-infra-container-image"
+)
+
+// systemdUnitDirs lists the unit directories by precedence, highest first.
+// /lib/systemd/system is /usr/lib/systemd/system on merged-/usr systems;
+// both are read.
+func systemdUnitDirs() []string {
+	return []string{"etc/systemd/system", "run/systemd/system", "lib/systemd/system", "usr/lib/systemd/system"}
+}
+
+// CRIDockerd is what cri-dockerd's systemd unit says.
+type CRIDockerd struct {
+	Files      []string // unit file, then drop-ins, in systemd's order
+	ExecStart  *Found   // the ExecStart that wins (Value is the whole command line)
+	PauseImage *Found   // --pod-infra-container-image in that ExecStart; nil if absent
+	Notes      []string
+}
+
+// ReadCRIDockerd reads cri-docker.service (the first found in
+// systemdUnitDirs) and its cri-docker.service.d/*.conf drop-ins (from all
+// directories, ordered by file name, a name in a higher directory masking the
+// same name in a lower one), as systemd does. In [Service], an empty
+// "ExecStart=" clears the commands before it; the last ExecStart wins. It
+// returns nil, nil when no unit file exists.
+func ReadCRIDockerd(fsys fs.FS) (*CRIDockerd, error) {
+	var files []string
+	for _, dir := range systemdUnitDirs() {
+		p := path.Join(dir, criDockerdUnit)
+		if fi, err := fs.Stat(fsys, p); err == nil && !fi.IsDir() {
+			files = append(files, p)
+			break
+		}
+	}
+	if len(files) == 0 {
+		return nil, nil
+	}
+	dropIns := map[string]string{} // base name -> fs path, highest directory wins
+	for _, dir := range systemdUnitDirs() {
+		matches, err := fs.Glob(fsys, path.Join(dir, criDockerdUnit+".d", "*.conf"))
+		if err != nil {
+			return nil, nodefs.Invalid(nodefs.NodePath(dir), "", 0, err)
+		}
+		for _, m := range matches {
+			if _, ok := dropIns[path.Base(m)]; !ok {
+				dropIns[path.Base(m)] = m
+			}
+		}
+	}
+	bases := make([]string, 0, len(dropIns))
+	for b := range dropIns {
+		bases = append(bases, b)
+	}
+	slices.Sort(bases)
+	for _, b := range bases {
+		files = append(files, dropIns[b])
+	}
+
+	cfg := &CRIDockerd{}
+	var execs []execStart
+	seen := 0 // ExecStart= lines so far, resets included
+	for _, name := range files {
+		b, err := nodefs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			continue
+		}
+		cfg.Files = append(cfg.Files, nodefs.NodePath(name))
+		if execs, err = parseExecStarts(nodefs.NodePath(name), b, execs, &seen); err != nil {
+			return nil, err
+		}
+	}
+	if len(execs) == 0 {
+		return cfg, nil
+	}
+	if len(execs) > 1 {
+		cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s: %d ExecStart= lines without a reset (an empty ExecStart=); "+
+			"systemd refuses that for a Type=simple service; the last one was read", execs[len(execs)-1].at.Path, len(execs)))
+	}
+	last := execs[len(execs)-1]
+	cfg.ExecStart = &last.at
+	if v, i, ok := flagValue(last.args, criDockerdFlag); ok {
+		at := Found{Value: v, Path: last.at.Path, Line: last.e.LineAt(last.args[i].Off), Key: "ExecStart --" + criDockerdFlag}
+		cfg.PauseImage = &at
+		if strings.Contains(v, "$") {
+			cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s: --%s=%s uses an environment variable, which sandboxpin does not expand",
+				at.Origin(), criDockerdFlag, v))
+		}
+	}
+	return cfg, nil
+}
+
+// execStart is one ExecStart= of a unit file.
+type execStart struct {
+	at   Found
+	e    unitfile.Entry
+	args []unitfile.Word // offsets in e.Value
+}
+
+// parseExecStarts applies the ExecStart= lines of one unit file (or drop-in)
+// in its [Service] section to execs. seen counts the ExecStart= lines of the
+// unit, against maxExecStarts.
+func parseExecStarts(path string, b []byte, execs []execStart, seen *int) ([]execStart, error) {
+	for e, err := range unitfile.Entries(b) {
+		if err != nil {
+			return nil, nodefs.Invalid(path, "", e.Line, err)
+		}
+		if e.Section != "Service" || e.Key != "ExecStart" {
+			continue
+		}
+		if *seen++; *seen > maxExecStarts {
+			return nil, nodefs.Invalid(path, "ExecStart", e.Line, fmt.Errorf("%w: more than %d ExecStart= lines in the unit and its drop-ins",
+				nodefs.ErrLimit, maxExecStarts))
+		}
+		if e.Value == "" {
+			execs = execs[:0]
+			continue
+		}
+		args, err := splitCommand(e.Value)
+		if err != nil {
+			var we *unitfile.WordError
+			errors.As(err, &we)
+			return nil, nodefs.Invalid(path, "ExecStart", e.LineAt(we.Off), err)
+		}
+		if len(args) == 0 {
+			continue
+		}
+		execs = append(execs, execStart{at: Found{Value: e.Value, Path: path, Line: e.Line, Key: "ExecStart"}, e: e, args: args})
+	}
+	return execs, nil
+}
+
+// splitCommand splits an ExecStart= value into its words, its special
+// prefixes (@ - : + ! !!) stripped, each word's offset in the value.
+// Past maxCommandWords, the error wraps errTooManyWords.
+func splitCommand(v string) ([]unitfile.Word, error) {
+	cmd := strings.TrimLeft(v, "@-:+!")
+	words, err := unitfile.Split(cmd, maxCommandWords)
+	var we *unitfile.WordError
+	if errors.As(err, &we) {
+		we.Off += len(v) - len(cmd)
+		if errors.Is(err, unitfile.ErrTooManyWords) {
+			we.Err = errTooManyWords
+		}
+		return nil, we
+	}
+	for i := range words {
+		words[i].Off += len(v) - len(cmd)
+	}
+	return words, nil
+}
+
+// flagValue returns the value of the last --name=value or --name value in
+// args, and the index of the word holding the value.
+func flagValue(args []unitfile.Word, name string) (string, int, bool) {
+	val, at, ok := "", 0, false
+	long := "--" + name
+	for i := 0; i < len(args); i++ {
+		a := args[i].Text
+		switch {
+		case a == "--":
+			return val, at, ok // end of flags
+		case strings.HasPrefix(a, long+"="):
+			val, at, ok = a[len(long)+1:], i, true
+		case a == long && i+1 < len(args):
+			val, at, ok = args[i+1].Text, i+1, true
+			i++
+		}
+	}
+	return val, at, ok
+}
+
+// ExecPath returns the fs path of the executable an ExecStart= value names
+// ("-/usr/bin/cri-dockerd --flag" gives "usr/bin/cri-dockerd"), or "" when
+// it names none by an absolute path without variables.
+func ExecPath(execStart string) string {
+	words, err := splitCommand(execStart)
+	if err != nil || len(words) == 0 {
+		return ""
+	}
+	p := words[0].Text
+	if !strings.HasPrefix(p, "/") || strings.Contains(p, "$") {
+		return ""
+	}
+	name, ok := nodefs.FSPath(p)
+	if !ok || name == "." {
+		return ""
+	}
+	return name
+}
