@@ -227,55 +227,63 @@ func (cfg *Containerd) extract(doc *tomlDoc, v int, pinned map[string]Found) err
 	case 3:
 		criID, wrongIDs = "", []string{ctrCRIv2, ctrCRIv1}
 	}
-	for _, id := range wrongIDs {
-		keys := []string{"plugins", id, "sandbox_image"}
-		s, ok, err := doc.str(keys...)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		at := Found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
-		var msg string
+	err := cfg.ignore(doc, wrongIDs, func(at Found, id string) string {
 		switch {
 		case v == 3 && id == ctrCRIv2:
-			msg = fmt.Sprintf("%s: containerd 2.0–2.2 ignore sandbox_image under [plugins.%q] in a version 3 config, "+
+			return fmt.Sprintf("%s: containerd 2.0–2.2 ignore sandbox_image under [plugins.%q] in a version 3 config, "+
 				"but 2.3 and later migrate it to pinned_images.sandbox, where it overrides; "+
 				"move the value to sandbox under [plugins.%q.pinned_images]", at.Where(), id, ctrImagesV3)
 		case v == 3:
-			msg = fmt.Sprintf("%s: containerd 2.x ignores sandbox_image under [plugins.%q] in a version 3 config; "+
+			return fmt.Sprintf("%s: containerd 2.x ignores sandbox_image under [plugins.%q] in a version 3 config; "+
 				"move the value to sandbox under [plugins.%q.pinned_images]", at.Where(), id, ctrImagesV3)
-		default:
-			msg = fmt.Sprintf("%s: containerd ignores [plugins.%q] in a version %d config; "+
-				"move sandbox_image to [plugins.%q]", at.Where(), id, v, ctrCRIv2)
 		}
-		cfg.Ignored = append(cfg.Ignored, Problem{At: at, Msg: msg})
+		return fmt.Sprintf("%s: containerd ignores [plugins.%q] in a version %d config; "+
+			"move sandbox_image to [plugins.%q]", at.Where(), id, v, ctrCRIv2)
+	})
+	if err != nil {
+		return err
 	}
-	if criID != "" {
-		keys := []string{"plugins", criID, "sandbox_image"}
-		s, ok, err := doc.str(keys...)
+	if criID == "" {
+		return cfg.extractPinned(doc, pinned)
+	}
+	at, err := cfg.sandboxImage(doc, criID)
+	if err != nil || at == nil {
+		return err
+	}
+	if cfg.Version >= 3 {
+		pinned["sandbox"] = *at // a version 1/2 drop-in of a version 3 config is migrated
+	} else {
+		cfg.Sandbox = at
+	}
+	cfg.Migrated = true
+	return nil
+}
+
+// ignore records as Ignored the [plugins.ID] sandbox_image of doc for each
+// of ids, with the message msg gives.
+func (cfg *Containerd) ignore(doc *tomlDoc, ids []string, msg func(at Found, id string) string) error {
+	for _, id := range ids {
+		at, err := doc.strAt("plugins", id, "sandbox_image")
 		if err != nil {
 			return err
 		}
-		if ok {
-			at := Found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
-			switch {
-			case s == "":
-				cfg.Problems = append(cfg.Problems, Problem{At: at,
-					Msg: at.Where() + ": sandbox_image is empty; set it or remove the key to use the default"})
-			case cfg.Version >= 3:
-				// A version 1/2 drop-in of a version 3 config is migrated.
-				pinned["sandbox"] = at
-				cfg.Migrated = true
-			default:
-				cfg.Sandbox = &at
-				cfg.Migrated = true
-			}
+		if at != nil {
+			cfg.Ignored = append(cfg.Ignored, Problem{At: *at, Msg: msg(*at, id)})
 		}
-		return nil
 	}
-	return cfg.extractPinned(doc, pinned)
+	return nil
+}
+
+// sandboxImage returns the [plugins.ID] sandbox_image of doc that
+// containerd reads; nil when it is not set, or set empty (a Problem).
+func (cfg *Containerd) sandboxImage(doc *tomlDoc, id string) (*Found, error) {
+	at, err := doc.strAt("plugins", id, "sandbox_image")
+	if err != nil || at == nil || at.Value != "" {
+		return at, err
+	}
+	cfg.Problems = append(cfg.Problems, Problem{At: *at,
+		Msg: at.Where() + ": sandbox_image is empty; set it or remove the key to use the default"})
+	return nil, nil
 }
 
 // extractPinned records a file's pinned_images table into pinned.
@@ -329,45 +337,28 @@ func (cfg *Containerd) extract23(doc *tomlDoc, v int, pinned map[string]Found) e
 	case 4:
 		criID, wrongIDs = "", []string{ctrCRIv2, ctrCRIv1}
 	}
-	for _, id := range wrongIDs {
-		keys := []string{"plugins", id, "sandbox_image"}
-		s, ok, err := doc.str(keys...)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		at := Found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
-		msg := fmt.Sprintf("%s: containerd ignores [plugins.%q] in a version %d config; move sandbox_image to [plugins.%q]",
-			at.Where(), id, v, ctrCRIv2)
+	err := cfg.ignore(doc, wrongIDs, func(at Found, id string) string {
 		if v >= 4 {
-			msg = fmt.Sprintf("%s: containerd 2.3 and later ignore sandbox_image under [plugins.%q] in a version 4 config "+
+			return fmt.Sprintf("%s: containerd 2.3 and later ignore sandbox_image under [plugins.%q] in a version 4 config "+
 				"(only files below version 4 are migrated); move the value to sandbox under [plugins.%q.pinned_images]",
 				at.Where(), id, ctrImagesV3)
 		}
-		cfg.Ignored = append(cfg.Ignored, Problem{At: at, Msg: msg})
-	}
-	if criID == "" {
-		return nil
-	}
-	keys := []string{"plugins", criID, "sandbox_image"}
-	s, ok, err := doc.str(keys...)
-	if err != nil || !ok {
+		return fmt.Sprintf("%s: containerd ignores [plugins.%q] in a version %d config; move sandbox_image to [plugins.%q]",
+			at.Where(), id, v, ctrCRIv2)
+	})
+	if err != nil || criID == "" {
 		return err
 	}
-	at := Found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
-	if s == "" {
-		cfg.Problems = append(cfg.Problems, Problem{At: at,
-			Msg: at.Where() + ": sandbox_image is empty; set it or remove the key to use the default"})
-		return nil
+	at, err := cfg.sandboxImage(doc, criID)
+	if err != nil || at == nil {
+		return err
 	}
-	if ownSandbox && own.Value != s {
-		cfg.Problems = append(cfg.Problems, Problem{At: at,
+	if ownSandbox && own.Value != at.Value {
+		cfg.Problems = append(cfg.Problems, Problem{At: *at,
 			Msg: fmt.Sprintf("%s: containerd 2.3 and later migrate this version %d sandbox_image to pinned_images.sandbox, "+
 				"where it overrides %s (%s); remove one of the two keys", at.Where(), v, own.Value, own.Origin())})
 	}
-	pinned["sandbox"] = at
+	pinned["sandbox"] = *at
 	cfg.Migrated = true
 	return nil
 }
@@ -407,12 +398,11 @@ func (cfg *Containerd) socket(doc *tomlDoc, v int) error {
 	default:
 		keys = legacy
 	}
-	s, ok, err := doc.str(keys...)
-	if err != nil || !ok || s == "" {
-		return err
+	at, err := doc.strAt(keys...)
+	if err == nil && at != nil && at.Value != "" {
+		cfg.Socket = at
 	}
-	cfg.Socket = &Found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
-	return nil
+	return err
 }
 
 // containerdImport is one resolved entry of a file's imports.

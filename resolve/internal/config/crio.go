@@ -71,22 +71,20 @@ func ReadCRIO(fsys fs.FS) (*CRIO, error) {
 	return cfg, nil
 }
 
+// extract records what one file says into cfg: a later file's key
+// overrides an earlier one's.
 func (cfg *CRIO) extract(doc *tomlDoc) error {
-	keys := []string{"crio", "image", "pause_image"}
-	s, ok, err := doc.str(keys...)
-	if err != nil {
+	at, err := doc.strAt("crio", "image", "pause_image")
+	switch {
+	case err != nil:
 		return err
+	case at != nil && at.Value == "":
+		cfg.Problems = append(cfg.Problems, Problem{At: *at,
+			Msg: at.Where() + ": pause_image is empty; CRI-O needs a pause image: set it or remove the key"})
+	case at != nil:
+		cfg.PauseImage = at
 	}
-	if ok {
-		at := Found{Value: s, Path: doc.path, Line: doc.line(keys...), Key: tomlfile.Key(keys...)}
-		if s == "" {
-			cfg.Problems = append(cfg.Problems, Problem{At: at,
-				Msg: at.Where() + ": pause_image is empty; CRI-O needs a pause image: set it or remove the key"})
-		} else {
-			cfg.PauseImage = &at
-		}
-	}
-	keys = []string{"crio", "image", "pinned_images"}
+	keys := []string{"crio", "image", "pinned_images"}
 	list, ok, err := doc.strs(keys...)
 	if err != nil || !ok {
 		return err

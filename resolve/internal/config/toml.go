@@ -76,3 +76,13 @@ func (d *tomlDoc) table(keys ...string) (map[string]any, bool, error) {
 	}
 	return t, ok, nil
 }
+
+// strAt returns the string at keys with where it is written; nil when the
+// key is absent. A value of another type is a *nodefs.ConfigError.
+func (d *tomlDoc) strAt(keys ...string) (*Found, error) {
+	s, ok, err := d.str(keys...)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &Found{Value: s, Path: d.path, Line: d.line(keys...), Key: tomlfile.Key(keys...)}, nil
+}

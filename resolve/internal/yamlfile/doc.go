@@ -13,5 +13,6 @@
 // The verdict on a file is not this package's: package resolve decodes
 // kubeadm's config with sigs.k8s.io/yaml, as kubeadm does. A document the
 // node tree's parser refuses is refused here with its line; the
-// differential fuzz target FuzzKubeadmVerdict in resolve compares the two.
+// differential fuzz target FuzzKubeadmVerdict (resolve/internal/config)
+// compares the two.
 package yamlfile
