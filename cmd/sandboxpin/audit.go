@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -164,12 +165,18 @@ func storedAsConfigured(ctx context.Context, client *cri.Client, ref string) (bo
 	return img.GetId() != "", err
 }
 
-// aliasOnly says what it means that the sandbox image is stored only under an
-// alias spelling of the configured name.
+// aliasOnly says what it means that the sandbox image is stored only under
+// another spelling of the configured name: a registry alias, or the same
+// name in other letter case (CRI-O pins that one, its compare ignores case,
+// but looks the image up by the configured string; TestCRIOLive).
 func aliasOnly(res *resolve.Result, sandbox *runtimeapi.Image) string {
+	how := "an alias spelling"
+	if slices.ContainsFunc(sandbox.GetRepoTags(), func(t string) bool { return strings.EqualFold(t, res.SandboxImage) }) {
+		how = "a spelling that differs only in letter case"
+	}
 	return fmt.Sprintf("%s looks its sandbox image up by the configured name %s, and nothing is stored under it: "+
-		"%s is the same image under an alias spelling, so the runtime pulls %s for every new pod sandbox, and pods cannot start offline",
-		res.Runtime, res.SandboxImage, imageLabel(sandbox), res.SandboxImage)
+		"%s is the same image under %s, so the runtime pulls %s for every new pod sandbox, and pods cannot start offline",
+		res.Runtime, res.SandboxImage, imageLabel(sandbox), how, res.SandboxImage)
 }
 
 // imageLabel names an image by its first tag, else digest, else ID.

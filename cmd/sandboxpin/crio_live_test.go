@@ -39,8 +39,9 @@ func TestCRIOLive(t *testing.T) {
 			// ImageStatus of the uppercase name finds nothing (seen here).
 			// So a new pod pulls it: audit fails on the lookup, not the pin.
 			name: "uppercase host", configured: "REGISTRY.K8S.IO/pause:3.10.1",
-			wantCode:  exitCheck,
-			wantAudit: "FAIL: the image stored as " + stored + " is pinned, but cri-o looks its sandbox image up by the configured name REGISTRY.K8S.IO/pause:3.10.1",
+			wantCode: exitCheck,
+			wantAudit: "FAIL: the image stored as " + stored + " is pinned, but cri-o looks its sandbox image up by the configured name REGISTRY.K8S.IO/pause:3.10.1, " +
+				"and nothing is stored under it: " + stored + " is the same image under a spelling that differs only in letter case",
 		},
 		{
 			name: "alias", configured: "k8s.gcr.io/pause:3.10.1",
