@@ -359,13 +359,7 @@ func (c *Containerd) stop() {
 	if c.cmd == nil {
 		return
 	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.exited:
-	case <-time.After(10 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.exited
-	}
+	runtimetest.Terminate(c.cmd.Process, c.exited, 10*time.Second)
 	c.cmd = nil
 }
 

@@ -301,13 +301,7 @@ func (c *CRIO) Stop() {
 	if cmd == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
-	}
+	runtimetest.Terminate(cmd.Process, exited, 10*time.Second)
 	_ = os.Remove(c.Socket)
 }
 

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -300,12 +299,9 @@ func startCritestShim(t *testing.T, endpoint, root string) string {
 	exited := make(chan struct{})
 	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
+		if runtimetest.Terminate(cmd.Process, exited, time.Minute) {
 			assert.NoError(t, waitErr, "sandboxpin shim; log:\n%s", log.String())
-		case <-time.After(time.Minute):
-			_ = cmd.Process.Kill()
+		} else {
 			t.Errorf("sandboxpin shim did not stop on SIGTERM; log:\n%s", log.String())
 		}
 		// Built with -race: a race is reported in its log (and it exits 66).

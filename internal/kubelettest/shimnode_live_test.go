@@ -119,13 +119,7 @@ func (s *shimProcess) stop() {
 	if s.cmd == nil {
 		return
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(15 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
+	runtimetest.Terminate(s.cmd.Process, s.exited, 15*time.Second)
 }
 
 // scrape returns the running shim's /metrics.
