@@ -4,8 +4,9 @@
 # deploy/systemd/sandboxpin-shim.service's ExecStart line and containerd
 # 1.6.20, a static pod added and the one before removed every 10 s, image
 # GC rounds every 10 s. It fails when the shim's goroutines at the end are
-# more than after minute one, or its resident memory more than 10 % more,
-# or when a call failed through the shim that the runtime did not fail
+# more than after minute one, or its resident memory more than 10 % more
+# than its highest sample from minute one to the middle of the soak, or
+# when a call failed through the shim that the runtime did not fail
 # (internal/kubelettest/soak_live_test.go, TestSoak). Run as root after
 # scripts/deps.sh.
 #

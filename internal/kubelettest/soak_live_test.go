@@ -36,8 +36,9 @@ const podPeriod = 10 * time.Second
 // network namespace (it runs offline): any port is free there.
 const containerdMetrics = "127.0.0.1:1338"
 
-// rssGrowth is how much the shim's resident memory may grow from the warm
-// sample to the end.
+// rssGrowth is how much the shim's resident memory may grow from its
+// highest sample in the first half of the soak (from the warm sample on)
+// to the end.
 const rssGrowth = 1.10
 
 // shimSample is the shim's goroutines and resident memory at a time of the
@@ -57,10 +58,13 @@ type shimSample struct {
 // static pod added and the one before removed every 10 s and image GC
 // rounds every 10 s (disk pressure). It checks that:
 //   - the shim's goroutines at the end are no more than at the warm sample,
-//     and its resident memory at most 10 % more; the warm sample is the
-//     first after a third of the soak, at most after one minute ("minute
-//     one" of a 10-minute soak; 30 s into CI's 90 s, once the first pods
-//     came and went);
+//     the first after a third of the soak, at most after one minute
+//     ("minute one" of a 10-minute soak; 30 s into CI's 90 s, once the
+//     first pods came and went);
+//   - its resident memory at the end is at most 10 % more than the highest
+//     sample from the warm one to the middle of the soak: a leak grows
+//     through the second half, while a single early sample can come before
+//     the heap's first peak between two GCs (below);
 //   - no call failed through the shim that the runtime did not fail
 //     itself: for every method and gRPC code, the shim counted no more
 //     calls (sandboxpin_shim_calls_total) than containerd answered
@@ -73,12 +77,13 @@ type shimSample struct {
 // minimum of three scrapes (a scrape that meets a call in flight counts
 // its goroutines).
 //
-// Seen here in two 10-minute runs: the RSS check fails (+14.0 %, +15.6 %
-// past minute one) with no leak: goroutines stay at 21, the heap goal
+// Why not the warm sample alone: in two 10-minute runs (on the frame relay
+// the gRPC path replaced) RSS grew +14.0 % and +15.6 % past minute one with
+// no leak: goroutines stayed at 21, the heap goal
 // (go_memstats_next_gc_bytes) at 10.0–10.2 MiB from 45 s on, RssFile at
 // 14.3 MiB; RssAnon follows the heap's high-water mark, and the heap in use
-// climbs from 7 to 10 MiB between GCs about 80 s apart, so minute one comes
-// before it. CI's 90-second runs measured +6.3 % to +8.2 %.
+// climbed from 7 to 10 MiB between GCs about 80 s apart, so minute one came
+// before it; RSS then levelled off (+2.4 % from minute 5 to 10).
 func TestSoak(t *testing.T) {
 	t.Parallel()
 	kubelettest.Require(t)
@@ -123,11 +128,20 @@ func TestSoak(t *testing.T) {
 	i := slices.IndexFunc(samples, func(s shimSample) bool { return s.at >= warm })
 	require.GreaterOrEqual(t, i, 0, "no sample after %v", warm)
 	first, last := samples[i], samples[len(samples)-1]
-	t.Logf("warm sample at %v: %.0f goroutines, RSS %.1f MiB; end at %v: %.0f goroutines (%+.0f), RSS %.1f MiB (%+.1f %%)",
-		first.at.Round(time.Second), first.goroutines, first.rss/(1<<20), last.at.Round(time.Second), last.goroutines,
-		last.goroutines-first.goroutines, last.rss/(1<<20), 100*(last.rss/first.rss-1))
+	peak := first // the highest RSS from the warm sample to the middle
+	for _, s := range samples[i:] {
+		if s.at <= soaked/2 && s.rss > peak.rss {
+			peak = s
+		}
+	}
+	t.Logf("warm sample at %v: %.0f goroutines, RSS %.1f MiB; first-half peak at %v: RSS %.1f MiB; "+
+		"end at %v: %.0f goroutines (%+.0f), RSS %.1f MiB (%+.1f %% on the peak, %+.1f %% on the warm sample)",
+		first.at.Round(time.Second), first.goroutines, first.rss/(1<<20), peak.at.Round(time.Second), peak.rss/(1<<20),
+		last.at.Round(time.Second), last.goroutines, last.goroutines-first.goroutines, last.rss/(1<<20),
+		100*(last.rss/peak.rss-1), 100*(last.rss/first.rss-1))
 	assert.LessOrEqual(t, last.goroutines, first.goroutines, "the shim's goroutines grew")
-	assert.LessOrEqual(t, last.rss, rssGrowth*first.rss, "the shim's resident memory grew more than %.0f %%", 100*(rssGrowth-1))
+	assert.LessOrEqual(t, last.rss, rssGrowth*peak.rss, "the shim's resident memory grew more than %.0f %% in the second half",
+		100*(rssGrowth-1))
 
 	viaShim, err := shimCalls(shimBody)
 	require.NoError(t, err)
