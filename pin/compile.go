@@ -98,10 +98,14 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 				c.m.aliasDomains = append(c.m.aliasDomains, d)
 			}
 		}
-		for _, d := range append([]string{"docker.io", "index.docker.io", "registry-1.docker.io"}, c.m.aliasDomains...) {
+		hub := []string{"docker.io", "index.docker.io", "registry-1.docker.io"}
+		for _, d := range append(hub, c.m.aliasDomains...) {
 			if d != "" {
 				c.m.special |= domainBloom(d)
 			}
+		}
+		for _, d := range c.m.aliasDomains {
+			c.m.hubAliased = c.m.hubAliased || slices.ContainsFunc(hub, func(h string) bool { return strings.EqualFold(h, d) })
 		}
 	}
 	var errs []error
@@ -188,9 +192,12 @@ func (c *compiler) addStrict(i int, p string) error {
 	c.m.tagKeys = c.m.tagKeys || kind == KindTag
 	c.m.digestKeys = c.m.digestKeys || kind == KindDigest
 	for _, v := range append([]reference.Ref{ref}, c.m.aliases.Variants(ref)...) {
-		c.addExact(v.Identity(), r)
-		if f := v.Familiar(); f != v.String() && kind == KindTag {
-			c.addExact(f, r) // how Docker lists it
+		id := v.Identity()
+		c.addExact(id, r)
+		// How Docker lists it: findFamiliar relies on finding every
+		// identity under its familiar form too.
+		if f, err := c.raw.Parse(id); err == nil && f.Familiar() != id {
+			c.addExact(f.Familiar(), r)
 		}
 	}
 	return nil

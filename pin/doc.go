@@ -28,8 +28,12 @@
 // Canonical names, which is how containerd and CRI-O store them, are looked
 // up in maps built at compile time, alias spellings included; no call
 // allocates for them and the cost does not grow with the number of exact
-// patterns. Names in other forms (Docker's "nginx:1.27" is in the map too,
-// but "index.docker.io/…" or a mixed-case domain are not) are parsed first.
+// patterns. Docker's familiar names, as cri-dockerd lists them
+// ("nginx:1.27", "team/app@sha256:…"), are in the maps too, and globs and
+// keywords see them as "docker.io/library/nginx" without the string being
+// built: no allocation either, unless an alias rewrites Docker Hub names.
+// Other forms ("library/nginx:1.27", "index.docker.io/…", a mixed-case
+// domain) are parsed first.
 // An image's tags and digests usually share a name, and globs and keywords
 // are tried once per name. A wildcard match is confirmed with a full parse,
 // so a malformed name is never pinned by a glob.

@@ -14,6 +14,12 @@ func FuzzCompile(f *testing.F) {
 	for _, tt := range strictCases {
 		f.Add(strings.Join(tt.patterns, "\n"), tt.image)
 	}
+	// Docker Hub names as Docker lists them, against globs and keywords
+	// that reach across "docker.io/library/".
+	for _, name := range []string{"busybox:1.36", "team/app@sha256:" + hexA, "library/busybox:1", "library/a/b:1", "sha256:" + hexA} {
+		f.Add("*o/lib*\ndocker.io/library/b*\n*box*\nmirror.example.com/official/x:1", name)
+		f.Add("docker.io/*\nd*\n*io/team/a*\n*y/busybox:1*", name)
+	}
 	f.Fuzz(func(t *testing.T, patterns, name string) {
 		list := strings.Split(patterns, "\n")
 		m, err := Compile(list)
@@ -49,8 +55,25 @@ func FuzzCompile(f *testing.F) {
 		}
 		checkCanonical(t, m, name)
 		checkJoin(t, m, list, name)
+		// With an alias into Docker Hub: familiar names still answer as
+		// their canonical form does.
+		if ma, err := Compile(list, WithAliases(hubMirror)); err == nil {
+			checkCanonical(t, ma, name)
+		}
 	})
 }
+
+// hubMirror has a rule whose To is Docker Hub's, and one whose From is.
+var hubMirror = func() *reference.Aliases {
+	a, err := reference.NewAliases(
+		reference.Alias{From: "mirror.example.com/official", To: "docker.io/library"},
+		reference.Alias{From: "k8s.gcr.io", To: "registry.k8s.io"},
+	)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}()
 
 // checkJoin checks that the Join of list's halves, compiled apart, pins
 // what m, list compiled at once, pins, and that its merged fast path
@@ -83,7 +106,7 @@ func checkCanonical(t *testing.T, m *Matcher, name string) {
 	if _, err := reference.ParseImageID(name); err == nil {
 		return
 	}
-	ref, err := reference.Parse(name)
+	ref, err := m.norm.Parse(name) // with m's aliases
 	if err != nil {
 		if got && !strings.Contains(name, "@") {
 			t.Fatalf("IsPinned(%q) = true, but it does not parse: %v", name, err)

@@ -36,8 +36,11 @@ type Matcher struct {
 	// special is a domainBloom of the domains canonicalName must look at
 	// closely: Docker Hub's and aliasDomains. Most domains miss it.
 	special uint64
-	norm    *reference.Normalizer
-	rules   []rule
+	// hubAliased is set when an alias rewrites Docker Hub names: then a
+	// familiar name's canonical form is not "docker.io/..." (findFamiliar).
+	hubAliased bool
+	norm       *reference.Normalizer
+	rules      []rule
 
 	// Strict mode.
 	exact         map[string]int     // canonical identities, alias and Docker spellings
@@ -85,8 +88,10 @@ type nameMemo struct {
 const noRule = -1
 
 // IsPinned reports whether image, a reference, a repo digest or an image
-// ID, is pinned. It does not allocate when image is canonical (as runtimes
-// store names) or an ID.
+// ID, is pinned. It does not allocate when image is canonical (as
+// containerd and CRI-O store names), in Docker's familiar form (as
+// cri-dockerd lists them; one a wildcard pins is parsed to confirm it) or
+// an ID.
 func (m *Matcher) IsPinned(image string) bool {
 	if m == nil {
 		return false
@@ -247,6 +252,11 @@ func (m *Matcher) find(s string, memo *nameMemo) int {
 		memo.name, memo.canonical, memo.rule, memo.set = name, canonical, rule, true
 	}
 	if !memo.canonical || !identityForm {
+		if identityForm {
+			if r, ok := m.findFamiliar(s, name); ok {
+				return r
+			}
+		}
 		return m.findParsed(s)
 	}
 	// s is canonical: the exact lookup above was the whole answer for
@@ -279,6 +289,99 @@ func splitName(s string, at int) (end int, identityForm bool) {
 		}
 	}
 	return end, at >= 0
+}
+
+// findFamiliar is find for a Docker Hub name in the form Docker lists it
+// ("busybox:1.36", "team/app@sha256:…"), whose exact and ID lookups
+// missed. Compile files every exact rule under the familiar form of its
+// identity too, so only globs and keywords are left: they are matched
+// against the canonical name, "docker.io/library/" or "docker.io/" and
+// then name, without building it. ok is false, and findParsed decides,
+// when s is not such a name ("library/pause", a domain) or an alias
+// rewrites Docker Hub names.
+func (m *Matcher) findFamiliar(s, name string) (rule int, ok bool) {
+	if m.hubAliased {
+		return noRule, false
+	}
+	slash, upper, dotOrColon := scanDomain(name)
+	pre := "docker.io/library/"
+	switch {
+	case slash < 0:
+	case slash == 0 || upper || dotOrColon || name[:slash] == "localhost":
+		return noRule, false // a domain, or no name
+	case name[:slash] == "library" && strings.IndexByte(name[slash+1:], '/') < 0:
+		return noRule, false // Docker lists "library/pause" as "pause"
+	default:
+		pre = "docker.io/"
+	}
+	if name == "sha256" {
+		// "sha256:<hex>" is an image ID, not a repository "sha256".
+		if _, err := reference.ParseImageID(s); err == nil {
+			return noRule, true
+		}
+	}
+	r := m.findAffixJoined(pre, name)
+	if r != noRule {
+		// Confirm that s is well-formed before a wildcard pins it.
+		if _, err := m.norm.Parse(s); err != nil {
+			return noRule, true
+		}
+	}
+	return r, true
+}
+
+// findAffixJoined is findAffix of the name pre+name, for pre a Docker Hub
+// prefix ("docker.io/" or "docker.io/library/"), without building it.
+func (m *Matcher) findAffixJoined(pre, name string) int {
+	if m.globDomains&domainBloom("docker.io") != 0 {
+		for _, g := range m.globsOf("docker.io") {
+			if joinedHasPrefix(pre, name, g.s) {
+				return g.rule
+			}
+		}
+	}
+	for _, g := range m.domainGlobs {
+		if joinedHasPrefix(pre, name, g.s) {
+			return g.rule
+		}
+	}
+	if len(m.keywords) == 0 {
+		return noRule
+	}
+	// As findKeyword's pair filter: a keyword is in pre+name only if each
+	// of its byte pairs is.
+	have := pairBloom(pre) | pairBloom(name)
+	if name != "" { // the pair across the two, as pairBloom counts it
+		have |= 1 << ((uint(pre[len(pre)-1])*31 + uint(name[0])) & 63)
+	}
+	for _, k := range m.keywords { // in rule order, as findKeyword decides
+		if k.pairs&^have == 0 && joinedContains(pre, name, k.s) {
+			return k.rule
+		}
+	}
+	return noRule
+}
+
+// joinedHasPrefix reports whether a+b starts with p.
+func joinedHasPrefix(a, b, p string) bool {
+	if len(p) <= len(a) {
+		return strings.HasPrefix(a, p)
+	}
+	return strings.HasPrefix(p, a) && strings.HasPrefix(b, p[len(a):])
+}
+
+// joinedContains reports whether a+b contains k: in a, in b, or across
+// the two.
+func joinedContains(a, b, k string) bool {
+	if strings.Contains(a, k) || strings.Contains(b, k) {
+		return true
+	}
+	for i := max(1, len(k)-len(b)); i < len(k) && i <= len(a); i++ {
+		if strings.HasSuffix(a, k[:i]) && strings.HasPrefix(b, k[i:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // findParsed is the slow path for names that are not in canonical form.
@@ -602,6 +705,7 @@ func mergeStrict(ms []*Matcher) *Matcher {
 		aliases:      first.aliases,
 		aliasDomains: first.aliasDomains,
 		special:      first.special,
+		hubAliased:   first.hubAliased,
 		norm:         first.norm,
 	}
 	for _, m := range ms {

@@ -152,6 +152,8 @@ func BenchmarkIsPinned(b *testing.B) {
 		{"canonical-miss", "quay.io/team/app:1.2.3"},
 		{"alias-hit", "k8s.gcr.io/pause:3.10.1"},
 		{"docker-familiar", "nginx:1.27"},
+		{"docker-familiar-digest", "team/app@sha256:" + hexA},
+		{"docker-library", "library/nginx:1.27"},
 		{"image-id", "sha256:" + hexA},
 		{"hostile-64KiB-tag", long},
 	} {

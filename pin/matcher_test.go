@@ -211,10 +211,27 @@ func TestModeText(t *testing.T) {
 	assert.Equal(t, "glob", KindGlob.String())
 }
 
-// TestIsPinnedDoesNotAllocate enforces the hot-path promise: canonical names
-// and IDs never allocate, hit or miss.
+// TestIsPinnedDoesNotAllocate enforces the hot-path promise: canonical names,
+// Docker's familiar names and IDs never allocate, hit or miss.
 func TestIsPinnedDoesNotAllocate(t *testing.T) { //nolint:paralleltest // AllocsPerRun refuses parallel tests
 	m := benchMatcher(t, 1000)
+	// As cri-dockerd lists images: Docker's familiar names.
+	dockerHit := &image{id: "sha256:" + hexA, tags: []string{"registry.k8s.io/pause:3.10.1"}, digests: []string{"registry.k8s.io/pause@sha256:" + hexA}}
+	dockerMiss := &image{id: "sha256:" + hexB, tags: []string{"busybox:1.36", "team/app:2"},
+		digests: []string{"busybox@sha256:" + hexB, "team/app@sha256:" + hexA}}
+	hub, err := Compile([]string{"busybox:1.36", "docker.io/team/*"})
+	require.NoError(t, err)
+	dockerHubHit := &image{id: "sha256:" + hexB, tags: []string{"busybox:1.36"}, digests: []string{"busybox@sha256:" + hexB}}
+	// Beside a Docker Hub glob: "docker.io/team/*" is compared with
+	// "docker.io/other/app" without building it.
+	dockerHubMiss := &image{id: "sha256:" + hexB, tags: []string{"other/app:2", "busybox:1.37"}, digests: []string{"other/app@sha256:" + hexA}}
+	for _, c := range []struct {
+		m   *Matcher
+		img *image
+	}{{m, dockerHit}, {m, dockerMiss}, {hub, dockerHubHit}, {hub, dockerHubMiss}} {
+		allocs := testing.AllocsPerRun(100, func() { c.m.IsPinnedImage(c.img) })
+		assert.Zero(t, allocs, "IsPinnedImage(%v) allocates", c.img.tags)
+	}
 	for _, img := range []*image{benchHit, benchMiss, benchGlobHit} {
 		allocs := testing.AllocsPerRun(100, func() { m.IsPinnedImage(img) })
 		assert.Zero(t, allocs, "IsPinnedImage(%v) allocates", img.tags)
