@@ -96,15 +96,26 @@ func TestShimServes(t *testing.T) {
 	assert.Equal(t, map[string]bool{"registry.k8s.io/pause:3.10.1": true, "docker.io/library/busybox:1.37": false}, pinned)
 
 	hup <- os.Interrupt // any value: serveShim only waits for a receive
-	require.Eventually(t, func() bool { return strings.Count(stderr.String(), "pin rules loaded") == 2 }, 10*time.Second, 20*time.Millisecond)
+	// The reload is counted once the loader that logs "pin rules loaded"
+	// has returned: wait for the count, not the log line.
+	var metrics string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // a local test server
+		if err != nil {
+			return false
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, err := io.ReadAll(resp.Body)
+		metrics = string(b)
+		return err == nil && strings.Contains(metrics, `sandboxpin_shim_rule_reloads_total{result="ok"} 2`)
+	}, 10*time.Second, 20*time.Millisecond, "the reload; log:\n%s", stderr)
+	assert.Equal(t, 2, strings.Count(stderr.String(), "pin rules loaded"))
 
 	health := httpGet(t, "http://"+addr+"/healthz")
 	assert.Equal(t, "ok\n", health)
-	metrics := httpGet(t, "http://"+addr+"/metrics")
 	for _, want := range []string{
 		`sandboxpin_shim_calls_total{code="OK",method="/runtime.v1.ImageService/ListImages"} 1`,
 		`sandboxpin_shim_images_pinned_total 1`,
-		`sandboxpin_shim_rule_reloads_total{result="ok"} 2`,
 		`sandboxpin_shim_rules 1`,
 		`sandboxpin_shim_rules_loaded 1`,
 	} {
