@@ -370,8 +370,6 @@ func (c *CRIO) Reload(t testing.TB) {
 // returns the image IDs, in order.
 func (c *CRIO) Load(t testing.TB, images ...containerdtest.Image) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
 	ids := make([]string, 0, len(images))
 	for i, img := range images {
 		archive := filepath.Join(c.Dir, fmt.Sprintf("image-%d.tar", i))
@@ -400,13 +398,7 @@ func (c *CRIO) Load(t testing.TB, images ...containerdtest.Image) []string {
 		for _, name := range img.Names {
 			// Copying the same image under another name adds the name to the
 			// stored image.
-			dst := fmt.Sprintf("containers-storage:[vfs@%s+%s]%s", c.StorageRoot, c.RunRoot, name)
-			cmd := c.skopeo(ctx, t, "--policy", filepath.Join(c.Dir, "etc/containers/policy.json"),
-				"--registries-conf", filepath.Join(c.Dir, "etc/containers/registries.conf"),
-				"copy", "--quiet", src, dst)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("criotest: skopeo copy %s %s: %v\n%s", src, dst, err, out)
-			}
+			c.copy(t, src, c.storageRef(name))
 		}
 		_ = os.Remove(archive)
 	}
@@ -428,15 +420,45 @@ func (c *CRIO) LoadByDigest(t testing.TB, repo string, img containerdtest.Image)
 		t.Fatalf("criotest: %s: %v", archive, err)
 	}
 	ref := repo + "@" + dgst
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	dst := fmt.Sprintf("containers-storage:[vfs@%s+%s]%s", c.StorageRoot, c.RunRoot, ref)
-	cmd := c.skopeo(ctx, t, "--policy", filepath.Join(c.Dir, "etc/containers/policy.json"),
-		"copy", "--quiet", "oci-archive:"+archive, dst)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("criotest: skopeo copy to %s: %v\n%s", dst, err, out)
-	}
+	c.copy(t, "oci-archive:"+archive, c.storageRef(ref))
 	return ref
+}
+
+// storageRef is the skopeo transport reference of name in CRI-O's storage.
+func (c *CRIO) storageRef(name string) string {
+	return fmt.Sprintf("containers-storage:[vfs@%s+%s]%s", c.StorageRoot, c.RunRoot, name)
+}
+
+// copyTimeout bounds one skopeo copy. A copy of the test's small images takes
+// under a second even with fourteen instances loading at once beside four busy
+// loops on two CPUs (measured); one CI run saw a first copy still running,
+// with no output, after 60 s.
+const copyTimeout = time.Minute
+
+// copy copies src to dst with skopeo, or fails the test. A copy that
+// outlives copyTimeout gets SIGQUIT, so that the log shows where skopeo (a
+// Go program) was waiting, and is tried once more: the copy is idempotent.
+func (c *CRIO) copy(t testing.TB, src, dst string) {
+	t.Helper()
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), copyTimeout)
+		cmd := c.skopeo(ctx, t, "--policy", filepath.Join(c.Dir, "etc/containers/policy.json"),
+			"--registries-conf", filepath.Join(c.Dir, "etc/containers/registries.conf"),
+			"copy", "--quiet", src, dst)
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+		cmd.WaitDelay = 10 * time.Second
+		out, err := cmd.CombinedOutput()
+		timedOut := ctx.Err() != nil
+		cancel()
+		switch {
+		case err == nil:
+			return
+		case timedOut && try == 1:
+			t.Logf("criotest: skopeo copy %s %s still ran after %v; trying once more. Its output:\n%s", src, dst, copyTimeout, out)
+		default:
+			t.Fatalf("criotest: skopeo copy %s %s (try %d): %v\n%s", src, dst, try, err, out)
+		}
+	}
 }
 
 // privateVarLib is the shell command that hides the host's /var/lib under
