@@ -167,6 +167,14 @@ var errorLine = regexp.MustCompile(`^E\d{4} [\d:.]+\s+\d+ ([^\]]+)\] (.*)$`)
 // socket paths, durations and numbers.
 var variable = regexp.MustCompile(`[0-9a-f]{12,}|/tmp/[^\s"\\]+|[0-9]+(\.[0-9]+)?(ns|µs|ms|s|m)?`)
 
+// vanishedCgroup matches cAdvisor's error for a cgroup directory that was
+// removed between its listing and its inotify watch: it logs it and goes on
+// (container/raw/watcher.go in github.com/google/cadvisor/lib v0.60.5, the
+// kubelet v1.37.2's, citing kubernetes/kubernetes#28997). Every kubelet's
+// cAdvisor watches the whole cgroup tree, so any container on the machine
+// that exits quickly, another test's included, can cause it.
+var vanishedCgroup = regexp.MustCompile(`^watcher\.go:\d+\] Failed to watch directory ".*": inotify_add_watch .*: no such file or directory$`)
+
 // Errors returns the kubelet's error lines so far, each reduced to its
 // source location and message with IDs, paths and numbers replaced by "#",
 // so that the errors of two kubelets can be compared.
@@ -174,12 +182,13 @@ func (k *Kubelet) Errors() []string { return ErrorsOf(k.Log()) }
 
 // ErrorsOf returns the error lines of a piece of a kubelet's log (such as
 // what it wrote between two calls of [Kubelet.Log]) as [Kubelet.Errors]
-// does.
+// does. It leaves out cAdvisor's race with a vanishing cgroup, which says
+// nothing about the runtime the kubelet talks to.
 func ErrorsOf(log string) []string {
 	var out []string
 	for _, line := range strings.Split(log, "\n") {
 		m := errorLine.FindStringSubmatch(line)
-		if m == nil {
+		if m == nil || vanishedCgroup.MatchString(m[1]+"] "+m[2]) {
 			continue
 		}
 		msg := m[2]

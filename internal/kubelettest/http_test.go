@@ -46,7 +46,8 @@ func TestGaugeOf(t *testing.T) {
 }
 
 // TestErrors checks that two kubelets' error lines compare equal when they
-// differ only in times, IDs, paths and numbers.
+// differ only in times, IDs, paths and numbers, and that cAdvisor's race with
+// a vanished cgroup is left out.
 func TestErrors(t *testing.T) {
 	t.Parallel()
 	run := func(log string) []string {
@@ -58,6 +59,7 @@ func TestErrors(t *testing.T) {
 	a := run(`I1203 20:02:00.082167    2377 kubelet.go:389] "Adding static pod path" path="/tmp/sbk1/manifests"
 E1203 20:02:00.082167    2377 remote_runtime.go:325] "RunPodSandbox from runtime service failed" err="pull 0123456789abcdef0123"
 E1203 20:02:01.000001    2377 cadvisor_stats_provider.go:525] "Partial failure issuing cadvisor.ContainerInfoV2" err="partial failures: [\"/tmp/sbp1/x\"]"
+E1204 03:27:24.540343    2377 watcher.go:154] Failed to watch directory "/sys/fs/cgroup/cpuacct/test.slice:cri-containerd:0123456789abcdef": inotify_add_watch /sys/fs/cgroup/cpuacct/test.slice:cri-containerd:0123456789abcdef: no such file or directory
 `)
 	b := run(`E1203 21:12:09.123456   99999 remote_runtime.go:326] "RunPodSandbox from runtime service failed" err="pull fedcba9876543210fedc"
 E1203 21:12:10.000001   99999 cadvisor_stats_provider.go:525] "Partial failure issuing cadvisor.ContainerInfoV2" err="partial failures: [\"/tmp/sbp2/y\"]"
@@ -68,4 +70,7 @@ W1203 21:12:10.000001   99999 warn.go:1] "not an error"
 		`cadvisor_stats_provider.go:#] "Partial failure issuing cadvisor.ContainerInfoV#"`,
 	}, a)
 	assert.Equal(t, a, b)
+	// Another error of the same watcher is kept.
+	assert.Equal(t, []string{`watcher.go:#] Failed to watch directory "/sys/fs/cgroup/x": permission denied`},
+		run(`E1204 03:27:24.540343    2377 watcher.go:154] Failed to watch directory "/sys/fs/cgroup/x": permission denied`+"\n"))
 }
