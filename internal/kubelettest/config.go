@@ -49,6 +49,20 @@ func config(dir string, opts Options) string {
 		// imageMinimumGCAge (DeleteUnusedImages frees math.MaxInt64 bytes).
 		// Any file system that is less than 99 % free is under pressure.
 		b.WriteString("evictionHard:\n  imagefs.available: \"99%\"\n")
+	} else {
+		// No disk pressure however full the host's disk is (the kubelet's
+		// image file system is the host's): the defaults would evict at 15 %
+		// free and collect images by usage at 85 % used. At v1.37.2 the
+		// kubelet fills in a default for each evictionHard signal the config
+		// leaves out (cmd/kubelet/app/server.go) and ignores a "0%"
+		// threshold (parseThresholdStatement, pkg/kubelet/eviction/helpers.go),
+		// and image GC by usage starts at usage >= imageGCHighThresholdPercent
+		// (pkg/kubelet/images/image_gc_manager.go): 100 is a full disk.
+		b.WriteString("evictionHard:\n")
+		for _, signal := range []string{"imagefs.available", "imagefs.inodesFree", "nodefs.available", "nodefs.inodesFree"} {
+			fmt.Fprintf(&b, "  %s: \"0%%\"\n", signal)
+		}
+		b.WriteString("imageGCHighThresholdPercent: 100\nimageGCLowThresholdPercent: 99\n")
 	}
 	return b.String()
 }

@@ -56,8 +56,10 @@ type Options struct {
 	RuntimeEndpoint string
 	// MinimumGCAge is imageMinimumGCAge; 0 means DefaultMinimumGCAge.
 	MinimumGCAge time.Duration
-	// NoDiskPressure leaves evictionHard at the kubelet's default, so that
-	// image GC runs only at the usual thresholds (every 5 min at most).
+	// NoDiskPressure turns disk pressure off, at any disk usage of the
+	// host: no eviction thresholds on the file systems, and image GC by
+	// usage only on a full disk. Image GC then runs only in the kubelet's
+	// periodic round, every ImageGCPeriod, for MaximumGCAge.
 	NoDiskPressure bool
 	// MaximumGCAge is imageMaximumGCAge (KEP-4210); 0 leaves it unset (no
 	// age-based GC). See ImageGCPeriod.

@@ -34,14 +34,15 @@ func TestConfig(t *testing.T) {
 		{
 			name: "no disk pressure, longer minimum age",
 			opts: Options{RuntimeEndpoint: "unix:///s", MinimumGCAge: 90 * time.Second, NoDiskPressure: true},
-			want: []string{"imageMinimumGCAge: 1m30s"},
-			not:  []string{"evictionHard", "imageMaximumGCAge"},
+			want: []string{"imageMinimumGCAge: 1m30s", `  imagefs.available: "0%"`, `  nodefs.available: "0%"`,
+				`  imagefs.inodesFree: "0%"`, `  nodefs.inodesFree: "0%"`, "imageGCHighThresholdPercent: 100"},
+			not: []string{"99%", "imageMaximumGCAge"},
 		},
 		{
 			name: "age-based GC",
 			opts: Options{RuntimeEndpoint: "unix:///s", NoDiskPressure: true, MaximumGCAge: time.Minute},
-			want: []string{"imageMinimumGCAge: 1s", "imageMaximumGCAge: 1m0s"},
-			not:  []string{"evictionHard"},
+			want: []string{"imageMinimumGCAge: 1s", "imageMaximumGCAge: 1m0s", `  imagefs.available: "0%"`},
+			not:  []string{"99%"},
 		},
 	}
 	for _, tt := range tests {
