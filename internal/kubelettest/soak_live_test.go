@@ -57,14 +57,17 @@ type shimSample struct {
 // and containerd 1.6.20 for SANDBOXPIN_SOAK (90 s by default), with a
 // static pod added and the one before removed every 10 s and image GC
 // rounds every 10 s (disk pressure). It checks that:
-//   - the shim's goroutines at the end are no more than at the warm sample,
-//     the first after a third of the soak, at most after one minute
-//     ("minute one" of a 10-minute soak; 30 s into CI's 90 s, once the
-//     first pods came and went);
+//   - the shim's goroutines at the end are no more than the most of any
+//     sample from the warm one (the first after a third of the soak, at
+//     most after one minute: "minute one" of a 10-minute soak, 30 s into
+//     CI's 90 s, once the first pods came and went) to the middle of the
+//     soak: a leak grows through the second half, while the warm sample
+//     alone can miss two that come and go (CI once saw 24, 24, 24, then 22
+//     at the warm sample, then 24 to the end);
 //   - its resident memory at the end is at most 10 % more than the highest
-//     sample from the warm one to the middle of the soak: a leak grows
-//     through the second half, while a single early sample can come before
-//     the heap's first peak between two GCs (below);
+//     sample from the warm one to the middle of the soak, for the same
+//     reason: a single early sample can come before the heap's first peak
+//     between two GCs (below);
 //   - no call failed through the shim that the runtime did not fail
 //     itself: for every method and gRPC code, the shim counted no more
 //     calls (sandboxpin_shim_calls_total) than containerd answered
@@ -128,18 +131,22 @@ func TestSoak(t *testing.T) {
 	i := slices.IndexFunc(samples, func(s shimSample) bool { return s.at >= warm })
 	require.GreaterOrEqual(t, i, 0, "no sample after %v", warm)
 	first, last := samples[i], samples[len(samples)-1]
-	peak := first // the highest RSS from the warm sample to the middle
+	peak, mostGoroutines := first, first.goroutines // the highest RSS and goroutines from the warm sample to the middle
 	for _, s := range samples[i:] {
-		if s.at <= soaked/2 && s.rss > peak.rss {
+		if s.at > soaked/2 {
+			break
+		}
+		if s.rss > peak.rss {
 			peak = s
 		}
+		mostGoroutines = max(mostGoroutines, s.goroutines)
 	}
-	t.Logf("warm sample at %v: %.0f goroutines, RSS %.1f MiB; first-half peak at %v: RSS %.1f MiB; "+
-		"end at %v: %.0f goroutines (%+.0f), RSS %.1f MiB (%+.1f %% on the peak, %+.1f %% on the warm sample)",
-		first.at.Round(time.Second), first.goroutines, first.rss/(1<<20), peak.at.Round(time.Second), peak.rss/(1<<20),
-		last.at.Round(time.Second), last.goroutines, last.goroutines-first.goroutines, last.rss/(1<<20),
+	t.Logf("warm sample at %v: %.0f goroutines, RSS %.1f MiB; first half: at most %.0f goroutines, RSS peak %.1f MiB at %v; "+
+		"end at %v: %.0f goroutines, RSS %.1f MiB (%+.1f %% on the peak, %+.1f %% on the warm sample)",
+		first.at.Round(time.Second), first.goroutines, first.rss/(1<<20), mostGoroutines, peak.rss/(1<<20), peak.at.Round(time.Second),
+		last.at.Round(time.Second), last.goroutines, last.rss/(1<<20),
 		100*(last.rss/peak.rss-1), 100*(last.rss/first.rss-1))
-	assert.LessOrEqual(t, last.goroutines, first.goroutines, "the shim's goroutines grew")
+	assert.LessOrEqual(t, last.goroutines, mostGoroutines, "the shim's goroutines grew in the second half")
 	assert.LessOrEqual(t, last.rss, rssGrowth*peak.rss, "the shim's resident memory grew more than %.0f %% in the second half",
 		100*(rssGrowth-1))
 
