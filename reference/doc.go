@@ -1,7 +1,7 @@
 // Package reference parses, canonicalizes and compares container image
 // references the way a Kubernetes node needs them compared: Docker Hub's
-// spellings folded together and registry aliases (k8s.gcr.io is
-// registry.k8s.io) applied.
+// spellings folded together and, in comparisons, registry aliases
+// (k8s.gcr.io is registry.k8s.io) applied.
 //
 // Parse a reference once, then compare or print its canonical form:
 //
@@ -9,11 +9,16 @@
 //	if err != nil {
 //		return err // a *reference.ParseError naming the offset
 //	}
-//	fmt.Println(r)                                              // registry.k8s.io/pause:3.10
-//	fmt.Println(reference.Equal("pause", "docker.io/library/pause:latest")) // true
+//	fmt.Println(r)                                                          // k8s.gcr.io/pause:3.10
+//	fmt.Println(reference.Equal("k8s.gcr.io/pause:3.10", "registry.k8s.io/pause:3.10")) // true
 //
-// Use a [Normalizer] built from [DefaultAliases] and [Aliases.With] to add
-// mirrors of your own.
+// [Parse] keeps the registry as written, as distribution/reference and
+// go-containerregistry do: a name is what its writer wrote, and a tool that
+// prints it back (a runtime's config, a pre-pull list) must not rewrite it.
+// [Equal] applies the [DefaultAliases], since aliases are for comparing.
+// A [Normalizer] parses with aliases applied (its Parse rewrites
+// k8s.gcr.io/pause to registry.k8s.io/pause) and compares under them; build
+// one from [DefaultAliases] and [Aliases.With] to add mirrors of your own.
 //
 // # Grammar
 //
@@ -36,7 +41,8 @@
 //   - registry-1.docker.io is docker.io, as index.docker.io is, and the Docker
 //     Hub names are recognized in any case (Docker.IO/busybox is
 //     docker.io/library/busybox).
-//   - Aliases apply ([DefaultAliases] for [Parse] and [Equal]).
+//   - Aliases apply in comparisons ([DefaultAliases] for [Equal]) and in a
+//     [Normalizer]'s Parse; [Parse] applies none.
 //   - A domain is at most [MaxDomainLength] bytes and an input at most
 //     [MaxInputLength]; distribution/reference has no domain limit and spends
 //     about half a second on a megabyte-long one.

@@ -14,12 +14,15 @@ func Example() {
 		return
 	}
 	fmt.Println(r)
-	fmt.Println(r.Familiar())
 	fmt.Println(reference.Equal("busybox", "index.docker.io/library/busybox:latest"))
+	fmt.Println(reference.Equal("k8s.gcr.io/pause:3.10", "registry.k8s.io/pause:3.10"))
+	aliased, _ := reference.NewNormalizer(reference.DefaultAliases()).Parse("k8s.gcr.io/pause:3.10")
+	fmt.Println(aliased)
 	// Output:
-	// registry.k8s.io/pause:3.10
-	// registry.k8s.io/pause:3.10
+	// k8s.gcr.io/pause:3.10
 	// true
+	// true
+	// registry.k8s.io/pause:3.10
 }
 
 func ExampleParse() {

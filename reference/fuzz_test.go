@@ -104,8 +104,9 @@ func FuzzEqual(f *testing.F) {
 		if eq != Equal(b, a) {
 			t.Fatalf("Equal(%q, %q) = %v but Equal(%q, %q) = %v", a, b, eq, b, a, !eq)
 		}
-		ra, erra := Parse(a)
-		rb, errb := Parse(b)
+		// Equal applies the default aliases; so must the identities.
+		ra, erra := defaultNormalizer().Parse(a)
+		rb, errb := defaultNormalizer().Parse(b)
 		if erra != nil || errb != nil {
 			if eq {
 				t.Fatalf("Equal(%q, %q) = true, but they do not both parse", a, b)

@@ -34,15 +34,19 @@ const (
 	defaultTag     = "latest"
 )
 
-// Parse parses s as an image reference and returns its canonical form, with
-// the [DefaultAliases] applied. For example, Parse("k8s.gcr.io/pause:3.9")
-// names "registry.k8s.io/pause:3.9". Errors are *[ParseError].
+// Parse parses s as an image reference and returns its canonical form with
+// the registry as written, as distribution/reference and
+// go-containerregistry do: Docker Hub's spellings are folded together, but
+// no registry alias applies. For example, Parse("pause") names
+// "docker.io/library/pause:latest" and Parse("k8s.gcr.io/pause:3.9") names
+// "k8s.gcr.io/pause:3.9". Use a [Normalizer] to apply aliases. Errors are
+// *[ParseError]; see [Normalizer.Parse] for the rules.
 func Parse(s string) (Ref, error) {
-	return defaultNormalizer().Parse(s)
+	return parse(s, nil)
 }
 
 // Equal reports whether a and b are references to the same image under the
-// [DefaultAliases]; see [Normalizer.Equal].
+// [DefaultAliases]: aliases apply to comparisons. See [Normalizer.Equal].
 func Equal(a, b string) bool {
 	return defaultNormalizer().Equal(a, b)
 }

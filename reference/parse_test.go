@@ -15,9 +15,14 @@ func TestParse(t *testing.T) {
 	for _, tt := range goodRefs {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Parse(tt.in)
+			got, err := defaultNormalizer().Parse(tt.in)
 			require.NoError(t, err, "Parse(%q)", tt.in)
-			assert.Equal(t, tt.want, got.String(), "Parse(%q)", tt.in)
+			assert.Equal(t, tt.want, got.String(), "Parse(%q) under the default aliases", tt.in)
+			plain, err := Parse(tt.in)
+			require.NoError(t, err, "Parse(%q)", tt.in)
+			noAliases, _ := NewNormalizer(nil).Parse(tt.in)
+			assert.Equal(t, noAliases, plain, "Parse(%q) keeps the registry as written", tt.in)
+			got = plain
 			again, err := Parse(got.String())
 			require.NoError(t, err, "Parse(%q)", got.String())
 			assert.Equal(t, got, again, "Parse(Parse(%q).String())", tt.in)
@@ -57,7 +62,7 @@ func TestParseParts(t *testing.T) {
 		{name: "familiar", in: "pause", domain: "docker.io", path: "library/pause", tag: "latest", familar: "pause:latest"},
 		{name: "user", in: "docker.io/user/app:1", domain: "docker.io", path: "user/app", tag: "1", familar: "user/app:1"},
 		{name: "nested library", in: "library/a/b:1", domain: "docker.io", path: "library/a/b", tag: "1", familar: "library/a/b:1"},
-		{name: "k8s", in: "k8s.gcr.io/pause@sha256:" + hex64, domain: "registry.k8s.io", path: "pause", digest: "sha256:" + hex64, familar: "registry.k8s.io/pause@sha256:" + hex64},
+		{name: "k8s", in: "k8s.gcr.io/pause@sha256:" + hex64, domain: "k8s.gcr.io", path: "pause", digest: "sha256:" + hex64, familar: "k8s.gcr.io/pause@sha256:" + hex64},
 		{name: "both", in: "a.io/b:c@sha256:" + hex64, domain: "a.io", path: "b", tag: "c", digest: "sha256:" + hex64, familar: "a.io/b:c@sha256:" + hex64},
 		{name: "no domain quirk", in: "a_b.c/d:e", domain: "", path: "a_b.c/d", tag: "e", familar: "a_b.c/d:e"},
 	}
@@ -149,8 +154,8 @@ func TestRefEqualAndIdentity(t *testing.T) {
 			t.Parallel()
 			assert.Equal(t, tt.want, Equal(tt.a, tt.b), "Equal(%q, %q)", tt.a, tt.b)
 			assert.Equal(t, tt.want, Equal(tt.b, tt.a), "Equal(%q, %q)", tt.b, tt.a)
-			ra, erra := Parse(tt.a)
-			rb, errb := Parse(tt.b)
+			ra, erra := defaultNormalizer().Parse(tt.a)
+			rb, errb := defaultNormalizer().Parse(tt.b)
 			if erra == nil && errb == nil {
 				assert.Equal(t, tt.want, ra.Identity() == rb.Identity(), "Identity %q vs %q", ra.Identity(), rb.Identity())
 				for _, r := range []Ref{ra, rb} {
@@ -170,10 +175,10 @@ func TestRefText(t *testing.T) {
 	require.NoError(t, r.UnmarshalText([]byte("k8s.gcr.io/pause:3.9")))
 	b, err := r.MarshalText()
 	require.NoError(t, err)
-	assert.Equal(t, "registry.k8s.io/pause:3.9", string(b))
+	assert.Equal(t, "k8s.gcr.io/pause:3.9", string(b), "the registry as written, as Parse keeps it")
 	err = r.UnmarshalText([]byte("Bad"))
 	assert.True(t, errors.Is(err, ErrNameContainsUppercase))
-	assert.Equal(t, "registry.k8s.io/pause:3.9", r.String(), "a failed UnmarshalText leaves the Ref as it was")
+	assert.Equal(t, "k8s.gcr.io/pause:3.9", r.String(), "a failed UnmarshalText leaves the Ref as it was")
 }
 
 func TestZeroRef(t *testing.T) {

@@ -143,7 +143,7 @@ func (r Ref) Equal(o Ref) bool {
 // MarshalText returns the canonical string.
 func (r Ref) MarshalText() ([]byte, error) { return []byte(r.s), nil }
 
-// UnmarshalText parses text with the default aliases, as [Parse] does.
+// UnmarshalText parses text as [Parse] does, keeping the registry as written.
 func (r *Ref) UnmarshalText(text []byte) error {
 	p, err := Parse(string(text))
 	if err != nil {

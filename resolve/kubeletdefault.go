@@ -20,7 +20,7 @@ func (r *resolver) checkKubeletVersion() {
 		return
 	}
 	if note, ok := releases.KubeletIgnoresPinned.Holds(kv); ok {
-		r.note(note, kubeletVer, config.KubeletSandboxFlag)
+		r.note(Note{Kind: KubeletIgnoresPinned, Component: releases.Kubelet, Version: kubeletVer}, note, kubeletVer, config.KubeletSandboxFlag)
 	}
 	if _, ok := releases.KubeletProtectsDefault.Holds(kv); !ok || r.kubelet != nil && len(r.kubelet.SandboxArgs) > 0 {
 		return
@@ -29,12 +29,13 @@ func (r *resolver) checkKubeletVersion() {
 	if def == "" {
 		return
 	}
+	kn := func(k Kind) Note { return Note{Kind: k, Component: releases.Kubelet, Version: kubeletVer} }
 	switch {
 	case r.winner.Image == "":
-		r.note(releases.KubeletProtectsDefault.Note(), kubeletVer, def, config.KubeletSandboxFlag)
+		r.note(kn(KubeletProtectsDefault), releases.KubeletProtectsDefault.Note(), kubeletVer, def, config.KubeletSandboxFlag)
 	case r.relate(def, r.winner.Image) == relSame:
-		r.note(releases.KubeletProtectsRuntimeImage.Note(), kubeletVer, def, config.KubeletSandboxFlag)
+		r.note(kn(KubeletProtectsRuntimeImage), releases.KubeletProtectsRuntimeImage.Note(), kubeletVer, def, config.KubeletSandboxFlag)
 	default:
-		r.note(releases.KubeletProtectsOtherImage.Note(), kubeletVer, def, config.KubeletSandboxFlag, r.winner.Image, r.winner.Origin)
+		r.note(kn(KubeletProtectsOtherImage), releases.KubeletProtectsOtherImage.Note(), kubeletVer, def, config.KubeletSandboxFlag, r.winner.Image, r.winner.Origin)
 	}
 }

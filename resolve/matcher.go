@@ -28,12 +28,9 @@ const ExtraSource = "--pin"
 // Comparisons use the aliases Resolve used. A nil r compiles extra alone.
 // Every error names the pattern and its index.
 func (r *Result) Matcher(extra ...string) (*pin.Matcher, error) {
-	aliases := reference.DefaultAliases()
+	aliases := r.Aliases()
 	var parts []*pin.Matcher
 	if r != nil {
-		if r.aliases != nil {
-			aliases = r.aliases
-		}
 		m, err := pin.Compile(r.Pins, pin.WithMode(r.PinMode), pin.WithAliases(aliases), pin.WithSource("node ("+r.Runtime+")"))
 		if err != nil {
 			return nil, fmt.Errorf("resolve: the node's pins: %w", err)
@@ -52,6 +49,16 @@ func (r *Result) Matcher(extra ...string) (*pin.Matcher, error) {
 		return nil, fmt.Errorf("%s: %w", ExtraSource, err)
 	}
 	return pin.Join(append(parts, m)...), nil
+}
+
+// Aliases returns the registry aliases r was resolved with (those of
+// Options, else [reference.DefaultAliases]): compare names with them, as
+// Matcher does. A nil r or a Result not made by Resolve has the defaults.
+func (r *Result) Aliases() *reference.Aliases {
+	if r == nil || r.aliases == nil {
+		return reference.DefaultAliases()
+	}
+	return r.aliases
 }
 
 // sandboxRule returns the sandbox image when Matcher adds it as a Strict

@@ -26,6 +26,10 @@ type ComponentVersion struct {
 	// Used reports whether Resolve used this statement for the component;
 	// each component has at most one.
 	Used bool `json:"used"`
+	// Assumed reports a statement of another thing's version taken for
+	// this component's, such as a kubeadm config's kubernetesVersion for
+	// kubeadm's.
+	Assumed bool `json:"assumed,omitempty"`
 }
 
 // versions decides the versions of the runtime, the kubelet and kubeadm
@@ -33,7 +37,7 @@ type ComponentVersion struct {
 // build info and the package database), and notes where they disagree.
 // It returns only a limit passed or a cancellation.
 func (r *resolver) versions(b *nodefs.Budget) error {
-	nodes := nodeversion.NewReader(b, r.opts.BinaryVersion, r.note)
+	nodes := nodeversion.NewReader(b, r.opts.BinaryVersion, r.versionNote)
 	if r.runtime != "" {
 		var facts []nodeversion.Fact
 		// No cri-dockerd release states its own version over CRI:
@@ -62,9 +66,10 @@ func (r *resolver) versions(b *nodefs.Budget) error {
 			// and the Docker Engine's version (core/docker_service.go,
 			// Version, at v0.3.16 and v0.4.4: RuntimeVersion: v.Version of
 			// Docker's /version; seen live, TestLiveCRIDockerdVersion).
-			r.note("cri-dockerd's version is unknown: its CRI Version RPC reports the Docker Engine's version (%s), "+
-				"not cri-dockerd's, and no cri-dockerd binary or package on the node states one; give cri-dockerd's own version "+
-				"(`cri-dockerd --version`; --runtime-version, Options.RuntimeVersion) for its default image and pinning", engine)
+			r.note(Note{Kind: VersionUnknown, Component: runtimeCRIDockerd},
+				"cri-dockerd's version is unknown: its CRI Version RPC reports the Docker Engine's version (%s), "+
+					"not cri-dockerd's, and no cri-dockerd binary or package on the node states one; give cri-dockerd's own version "+
+					"(as `cri-dockerd --version` prints it) for its default image and pinning", engine)
 		}
 	}
 	for _, c := range []struct {
@@ -95,7 +100,12 @@ func (r *resolver) decide(facts []nodeversion.Fact) nodeversion.Choice {
 	for i, f := range facts {
 		r.res.Versions = append(r.res.Versions, ComponentVersion{Component: f.Component, Version: f.Version, Origin: f.Origin, Used: i == 0})
 	}
-	return nodeversion.Decide(facts, r.note)
+	return nodeversion.Decide(facts, r.versionNote)
+}
+
+// versionNote records a note of package nodeversion on a version source.
+func (r *resolver) versionNote(format string, args ...any) {
+	r.note(Note{Kind: VersionSource}, format, args...)
 }
 
 // engineVersion is the Docker Engine's version a live cri-dockerd reported:

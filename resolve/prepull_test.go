@@ -2,7 +2,6 @@ package resolve
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -91,8 +90,8 @@ func TestPrepull(t *testing.T) {
 			assert.Equal(t, tt.wantPrepull, res.Prepull)
 			var notes []string
 			for _, n := range res.Notes {
-				if strings.HasPrefix(n, "pre-pull: ") {
-					notes = append(notes, n)
+				if n.Kind == PrepullTwoNames {
+					notes = append(notes, n.Message)
 				}
 			}
 			if assert.Len(t, notes, len(tt.wantNotes), "pre-pull notes %q", notes) {

@@ -98,6 +98,12 @@ type Candidate struct {
 	Origin string `json:"origin"`
 	// Role is what the image is used for.
 	Role Role `json:"role"`
+	// Path, Line and Key say where a file states Image (the node path, its
+	// 1-based line, and the key, flag or variable); empty for a live
+	// report or a default.
+	Path string `json:"path,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Key  string `json:"key,omitempty"`
 }
 
 // IsZero reports whether c is the zero Candidate (the empty side of a
@@ -107,9 +113,16 @@ func (c Candidate) IsZero() bool { return c == Candidate{} }
 // Conflict is a real disagreement between two candidates, or a
 // configuration mistake with one side (then B is zero).
 type Conflict struct {
-	A       Candidate `json:"a"`
-	B       Candidate `json:"b,omitzero"`
-	Message string    `json:"message"` // what to change, where
+	A Candidate `json:"a"`
+	B Candidate `json:"b,omitzero"`
+	// Kind, Component, Version and Origin are as in a [Note]: what the
+	// conflict is about, the component and version it concerns, and the
+	// "file:line" to change.
+	Kind      Kind   `json:"kind"`
+	Component string `json:"component,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Origin    string `json:"origin,omitempty"`
+	Message   string `json:"message"` // what to change, where
 }
 
 // Result is what Resolve found.
@@ -124,8 +137,17 @@ type Result struct {
 	Candidates []Candidate `json:"candidates"`
 	// Conflicts are disagreements and configuration mistakes.
 	Conflicts []Conflict `json:"conflicts"`
+	// Winner is the candidate SandboxImage comes from (zero when none):
+	// the live report, else the runtime's config file, else its default.
+	Winner Candidate `json:"winner,omitzero"`
 	// Notes are informational findings (alias-only differences and such).
-	Notes []string `json:"notes"`
+	Notes []Note `json:"notes"`
+	// Fix is the one change recommended first, from the node's files and
+	// what the runtime reported (the answer to the first conflict that
+	// stops the node, else to what leaves the sandbox image unprotected,
+	// else to any other conflict), nil when none is needed.
+	// sandboxpin's audit package refines it with the runtime's images.
+	Fix *Fix `json:"fix,omitempty"`
 	// Pins are the patterns to compile a pin.Matcher from, in PinMode.
 	Pins []string `json:"pins"`
 	// PinMode is pin.CRIOCompat for CRI-O, pin.Strict otherwise.
@@ -171,7 +193,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		opts: opts,
 		norm: reference.NewNormalizer(aliases),
 		res: &Result{
-			Candidates: []Candidate{}, Conflicts: []Conflict{}, Notes: []string{},
+			Candidates: []Candidate{}, Conflicts: []Conflict{}, Notes: []Note{},
 			Pins: []string{}, Prepull: []string{}, PinMode: pin.Strict, Versions: []ComponentVersion{},
 			aliases: aliases,
 		},
@@ -232,16 +254,29 @@ type resolver struct {
 	winner Candidate
 	// fileCand is the chosen runtime's configured image, if any.
 	fileCand *Candidate
-	// kubeadmImage is what kubeadm expects, "" if unknown.
+	// kubeadmCand is what kubeadm expects, nil if unknown.
 	kubeadmCand *Candidate
+	// fixRank is the rank of Result.Fix (see offer).
+	fixRank int
 }
 
-func (r *resolver) note(format string, args ...any) {
-	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
+// note records a Note: n's kind, component, version and origin with the
+// message format makes.
+func (r *resolver) note(n Note, format string, args ...any) {
+	n.Message = fmt.Sprintf(format, args...)
+	r.res.Notes = append(r.res.Notes, n)
 }
 
-func (r *resolver) conflict(a, b Candidate, format string, args ...any) {
-	r.res.Conflicts = append(r.res.Conflicts, Conflict{A: a, B: b, Message: fmt.Sprintf(format, args...)})
+// conflict records a Conflict between a and b (b zero for a mistake with
+// one side), with n's kind, component, version and origin.
+func (r *resolver) conflict(n Note, a, b Candidate, format string, args ...any) {
+	r.res.Conflicts = append(r.res.Conflicts, Conflict{A: a, B: b, Kind: n.Kind, Component: n.Component,
+		Version: n.Version, Origin: n.Origin, Message: fmt.Sprintf(format, args...)})
+}
+
+// rt is a finding of kind k about the runtime at its version.
+func (r *resolver) rt(k Kind, origin string) Note {
+	return Note{Kind: k, Component: r.runtime, Version: r.runtimeVer, Origin: origin}
 }
 
 func (r *resolver) add(c Candidate) Candidate {
@@ -250,7 +285,7 @@ func (r *resolver) add(c Candidate) Candidate {
 }
 
 func candidateOf(f config.Found, src Source, role Role) Candidate {
-	return Candidate{Image: f.Value, Source: src, Origin: f.Origin(), Role: role}
+	return Candidate{Image: f.Value, Source: src, Origin: f.Origin(), Role: role, Path: f.Path, Line: f.Line, Key: f.Key}
 }
 
 // read reads every source, each through its own view of the root (see
@@ -314,14 +349,14 @@ func (r *resolver) configured() (names, files []string) {
 func (r *resolver) chooseRuntime() {
 	for _, c := range r.ctrs {
 		if c.Disabled != nil {
-			r.note("%s turns containerd's CRI plugin off (disabled_plugins = [%q], as Docker's packaged config does): "+
+			r.note(Note{Kind: ContainerdCRIDisabled, Component: runtimeContainerd, Origin: c.Disabled.Origin()}, "%s turns containerd's CRI plugin off (disabled_plugins = [%q], as Docker's packaged config does): "+
 				"that containerd serves no Kubernetes pods", c.Disabled.Origin(), c.Disabled.Value)
 		}
 	}
 	names, files := r.configured()
 	for _, c := range r.ctrs {
 		if c != r.ctr && c.Disabled == nil {
-			r.note("%s is also a containerd config; %s was read as the one the kubelet's containerd uses", c.Path, r.ctr.Path)
+			r.note(Note{Kind: ContainerdOtherConfig, Component: runtimeContainerd, Origin: c.Path}, "%s is also a containerd config; %s was read as the one the kubelet's containerd uses", c.Path, r.ctr.Path)
 		}
 	}
 	how := ""
@@ -341,7 +376,7 @@ func (r *resolver) chooseRuntime() {
 	}
 	r.res.Runtime = r.runtime
 	if r.runtime == "" {
-		r.note("no container runtime found: no config file of containerd, CRI-O or cri-dockerd, no live runtime, no Options.Runtime")
+		r.note(Note{Kind: NoRuntime}, "no container runtime found: no config file of containerd, CRI-O or cri-dockerd, and no live runtime")
 		return
 	}
 	if len(names) > 1 {
@@ -358,20 +393,20 @@ func (r *resolver) chooseRuntime() {
 			list[i] = names[i] + " (" + files[i] + ")"
 		}
 		if how == "" {
-			r.conflict(cands[0], cands[1], "%d container runtimes are configured on this node: %s; "+
-				"%s was assumed: remove the other's configuration, or set Options.Runtime", len(names), strings.Join(list, ", "), r.runtime)
+			r.conflict(Note{Kind: SeveralRuntimes, Component: r.runtime}, cands[0], cands[1], "%d container runtimes are configured on this node: %s; "+
+				"%s was assumed: remove the other's configuration, or name the runtime", len(names), strings.Join(list, ", "), r.runtime)
 		} else {
-			r.note("%d container runtimes are configured on this node: %s; %s is used, from %s",
+			r.note(Note{Kind: SeveralRuntimes, Component: r.runtime}, "%d container runtimes are configured on this node: %s; %s is used, from %s",
 				len(names), strings.Join(list, ", "), r.runtime, how)
 		}
 	}
 	if r.opts.Runtime != "" && r.live != nil && r.live.Runtime != r.opts.Runtime && r.live.Runtime != runtimeUnknown {
-		r.note("Options.Runtime is %s but the live runtime is %s; its report is ignored", r.opts.Runtime, r.live.Runtime)
+		r.note(Note{Kind: LiveIgnored, Component: r.runtime}, "the runtime was given as %s but the live runtime is %s; its report is ignored", r.opts.Runtime, r.live.Runtime)
 		r.live = nil
 	}
 	if r.live != nil && r.live.Runtime != r.runtime {
 		// An unidentified runtime's report cannot be trusted for this one.
-		r.note("the live runtime did not identify itself (%q); its report was not used for %s", r.live.Runtime, r.runtime)
+		r.note(Note{Kind: LiveIgnored, Component: r.runtime}, "the live runtime did not identify itself (%q); its report was not used for %s", r.live.Runtime, r.runtime)
 		r.live = nil
 	}
 	switch r.runtime {
@@ -379,7 +414,7 @@ func (r *resolver) chooseRuntime() {
 		r.res.PinMode = pin.CRIOCompat
 	case runtimeContainerd:
 		if r.ctr == nil && len(r.ctrs) > 0 {
-			r.note("containerd is the runtime but every containerd config found disables CRI: it is configured elsewhere (containerd --config)")
+			r.note(Note{Kind: ContainerdCRIDisabled, Component: runtimeContainerd}, "containerd is the runtime but every containerd config found disables CRI: it is configured elsewhere (containerd --config)")
 		}
 	}
 }
@@ -453,7 +488,8 @@ func (r *resolver) runtimeImage() {
 			if p.At.Value != "" && p.At.Key != "imports" && p.At.Key != "version" {
 				a = candidateOf(p.At, ContainerdConfig, RuntimeUses)
 			}
-			r.conflict(a, Candidate{}, "%s", p.Msg)
+			r.conflict(Note{Kind: ConfigMistake, Component: runtimeContainerd, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
+			r.offerConflict(rankOther, ActionEdit)
 		}
 	}
 	if r.crio != nil {
@@ -465,7 +501,8 @@ func (r *resolver) runtimeImage() {
 		}
 		for _, p := range r.crio.Problems {
 			a := candidateOf(p.At, CRIOConfig, RuntimeUses)
-			r.conflict(a, Candidate{}, "%s", p.Msg)
+			r.conflict(Note{Kind: ConfigMistake, Component: runtimeCRIO, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
+			r.offerConflict(rankOther, ActionEdit)
 		}
 	}
 	if r.crid != nil {
@@ -475,7 +512,9 @@ func (r *resolver) runtimeImage() {
 				r.fileCand = &cand
 			}
 		}
-		r.res.Notes = append(r.res.Notes, r.crid.Notes...)
+		for _, n := range r.crid.Notes {
+			r.note(Note{Kind: UnitNote, Component: runtimeCRIDockerd, Origin: r.crid.Files[0]}, "%s", n)
+		}
 	}
 	if r.runtime == "" {
 		return
@@ -498,7 +537,7 @@ func (r *resolver) runtimeImage() {
 	if r.runtimeVer != "" {
 		img, err := RuntimeDefaultImage(r.runtime, r.runtimeVer)
 		if err != nil {
-			r.note("no built-in default sandbox image known for %s %s", r.runtime, r.runtimeVer)
+			r.note(r.rt(VersionUnknown, ""), "no built-in default sandbox image is known for %s %s", r.runtime, r.runtimeVer)
 		} else {
 			c := r.add(Candidate{Image: img, Source: RuntimeDefault,
 				Origin: "default of " + r.runtime + " " + r.runtimeVer + r.runtimeChoice.From(), Role: RuntimeUses})
@@ -511,13 +550,17 @@ func (r *resolver) runtimeImage() {
 	case liveCand != nil:
 		r.winner = *liveCand
 		if r.fileCand != nil {
-			r.compare(*liveCand, *r.fileCand,
+			restart := r.compare(r.rt(RuntimeNotRestarted, r.fileCand.Origin), *liveCand, *r.fileCand,
 				fmt.Sprintf("the running %s reports %s, but %s sets %s: %s was not restarted since that file changed, "+
 					"or runs with another config; restart %s or change the value at %s",
 					r.runtime, liveCand.Image, r.fileCand.Origin, r.fileCand.Image, r.runtime, r.runtime, r.fileCand.Origin))
+			if restart {
+				r.offerConflict(rankOther, ActionRestart)
+				r.res.Fix.Component = r.runtime
+			}
 		} else if defCand != nil {
 			if r.relate(liveCand.Image, defCand.Image) == relDiffer {
-				r.note("the running %s reports %s, not its default %s, although no config file read sets it: "+
+				r.note(r.rt(RuntimeConfigElsewhere, ""), "the running %s reports %s, not its default %s, although no config file read sets it: "+
 					"it may run with a config elsewhere (--config)", r.runtime, liveCand.Image, defCand.Image)
 			}
 		}
@@ -527,13 +570,14 @@ func (r *resolver) runtimeImage() {
 		r.winner = *defCand
 	default:
 		if r.live != nil && r.runtime == runtimeContainerd && !r.live.SandboxImageReported {
-			r.note("%s", releases.ContainerdNoSandboxReport.Note())
+			r.note(r.rt(ContainerdNoSandboxReport, ""), "%s", releases.ContainerdNoSandboxReport.Note())
 		}
-		r.note("cannot tell %s's sandbox image: no config file sets it and its version is unknown: no binary's Go build info "+
-			"or installed package states it (give Options.RuntimeVersion or Options.Live)", r.runtime)
+		r.note(r.rt(SandboxImageUnknown, ""), "cannot tell %s's sandbox image: no config file sets it and its version is unknown: "+
+			"no live runtime, binary's Go build info or installed package states it", r.runtime)
 	}
-	r.res.SandboxImage = r.winner.Image
+	r.res.SandboxImage, r.res.Winner = r.winner.Image, r.winner
 	r.exactPinCheck()
+	r.checkFrozen()
 }
 
 // exactPinCheck notes what the runtime's version means for pinning the
@@ -543,6 +587,9 @@ func (r *resolver) runtimeImage() {
 // releases the versions each note applies to and where that was read.
 func (r *resolver) exactPinCheck() {
 	v, err := parseVersion(r.runtimeVer)
+	if err != nil && r.runtime != "" && r.runtimeVer == "" {
+		r.unknownRuntimeVersion()
+	}
 	if r.runtime == runtimeCRIO {
 		r.crioPinCheck(v, err == nil)
 		return
@@ -554,11 +601,13 @@ func (r *resolver) exactPinCheck() {
 	switch r.runtime {
 	case runtimeContainerd:
 		if r.noteFact(releases.ContainerdNeverPins, v) {
+			r.upgrade(releases.ContainerdNeverPins, releases.ContainerdPinsCRIPulls, v)
 			return
 		}
 		r.noteFact(releases.ContainerdPinsCRIPulls, v)
 	case runtimeCRIDockerd:
 		if r.noteFact(releases.CRIDockerdNeverPins, v) {
+			r.upgrade(releases.CRIDockerdNeverPins, releases.CRIDockerdNeverPins, v)
 			return
 		}
 	default:
@@ -571,7 +620,7 @@ func (r *resolver) exactPinCheck() {
 	if err != nil {
 		return
 	}
-	plain, err := reference.NewNormalizer(nil).Parse(img)
+	plain, err := reference.Parse(img)
 	if err != nil {
 		return
 	}
@@ -581,34 +630,34 @@ func (r *resolver) exactPinCheck() {
 	}
 	switch {
 	case r.runtime == runtimeCRIDockerd:
-		famRef, err := reference.NewNormalizer(nil).Parse(nameTag)
+		famRef, err := reference.Parse(nameTag)
 		if err != nil {
 			return
 		}
 		want := famRef.Familiar()
 		switch {
 		case plain.Name() != ref.Name():
-			r.noteFact(releases.CRIDockerdAliasNeverPinned, v, img, r.winner.Origin, ref.String(), img, ref.String())
+			r.spelling(releases.CRIDockerdAliasNeverPinned, ref.Familiar(), v, img, r.winner.Origin, ref.String(), img, ref.String())
 		case plain.Digest() != "" && plain.Tag() == "":
 			// No tag to suggest: Docker stores the image under whatever
 			// tag it was pulled, loaded or tagged with.
 			r.noteFact(releases.CRIDockerdDigestOnlyNeverPinned, v, img, r.winner.Origin, plain.Digest())
 		case plain.Digest() != "":
-			r.noteFact(releases.CRIDockerdDigestNeverPinned, v, img, r.winner.Origin, want)
+			r.spelling(releases.CRIDockerdDigestNeverPinned, want, v, img, r.winner.Origin, want)
 		case img != want:
-			r.noteFact(releases.CRIDockerdOtherSpelling, v, want, img, r.winner.Origin, want)
+			r.spelling(releases.CRIDockerdOtherSpelling, want, v, want, img, r.winner.Origin, want)
 		}
 	case !r.norm.Equal(plain.String(), ref.String()) || plain.String() != ref.String() && plain.Name() != ref.Name():
-		r.noteFact(releases.ContainerdAliasNeverPinned, v, img, r.winner.Origin, ref.String())
+		r.spelling(releases.ContainerdAliasNeverPinned, ref.String(), v, img, r.winner.Origin, ref.String())
 	case plain.Tag() != "" && plain.Digest() != "":
 		nameDigest := plain.Name() + "@" + plain.Digest().String()
-		if !r.noteFact(releases.ContainerdTagDigestNeverPinned, v, img, r.winner.Origin, nameTag, nameDigest) {
+		if !r.spelling(releases.ContainerdTagDigestNeverPinned, nameDigest, v, img, r.winner.Origin, nameTag, nameDigest) {
 			r.noteFact(releases.ContainerdTagDigestDropsTag, v, img, r.winner.Origin, nameDigest, nameTag)
 		}
 	case hasDomain(img) && !fullyQualified(img):
-		r.noteFact(releases.ContainerdTaglessNeverPinned, v, img, r.winner.Origin, ref.String(), ref.String())
+		r.spelling(releases.ContainerdTaglessNeverPinned, ref.String(), v, img, r.winner.Origin, ref.String(), ref.String())
 	case !fullyQualified(img):
-		r.noteFact(releases.ContainerdShortNeverPinned, v, img, r.winner.Origin, ref.String(), ref.String())
+		r.spelling(releases.ContainerdShortNeverPinned, ref.String(), v, img, r.winner.Origin, ref.String(), ref.String())
 	}
 }
 
@@ -617,7 +666,17 @@ func (r *resolver) exactPinCheck() {
 func (r *resolver) noteFact(f releases.Fact, v version, args ...any) bool {
 	note, ok := f.Holds(v)
 	if ok {
-		r.note(note, append([]any{r.runtimeVer}, args...)...)
+		r.note(r.rt(factKinds[f], r.winner.Origin), note, append([]any{r.runtimeVer}, args...)...)
+	}
+	return ok
+}
+
+// spelling notes the fact f on the sandbox image's spelling, as noteFact
+// does, and when it holds offers to write to in its place.
+func (r *resolver) spelling(f releases.Fact, to string, v version, args ...any) bool {
+	ok := r.noteFact(f, v, args...)
+	if ok {
+		r.editSandbox(rankUnprotected, factKinds[f], to)
 	}
 	return ok
 }
@@ -648,20 +707,22 @@ func (r *resolver) containerdVersionChecks() {
 	}
 	v, err := parseVersion(r.runtimeVer)
 	known := err == nil
-	at := Candidate{Source: ContainerdConfig, Origin: fmt.Sprintf("%s:%d", r.ctr.Path, 1), Role: RuntimeUses}
+	at := Candidate{Source: ContainerdConfig, Origin: fmt.Sprintf("%s:%d", r.ctr.Path, 1), Role: RuntimeUses, Path: r.ctr.Path, Line: 1, Key: "version"}
 	switch {
 	case known && v.Major == 1 && r.ctr.Version >= 3:
-		r.conflict(at, Candidate{},
+		r.conflict(r.rt(ContainerdConfigVersion, at.Origin), at, Candidate{},
 			"%s is a version %d config, which containerd %s (1.x) does not accept: containerd fails to start; "+
 				"write a version 2 config or upgrade containerd to 2.x", r.ctr.Path, r.ctr.Version, r.runtimeVer)
+		r.offerConflict(rankStops, ActionEdit)
 	case known && v.Major == 2 && !containerdConfig4(v) && r.ctr.Version >= 4:
 		// 2.2.9: "expected containerd config version equal to or less
 		// than `3`, got `4`" (seen live); version.ConfigVersion is 3 in
 		// version/version.go at v2.2.9.
-		r.conflict(at, Candidate{},
+		r.conflict(r.rt(ContainerdConfigVersion, at.Origin), at, Candidate{},
 			"%s is a version %d config, which containerd %s accepts only from 2.3 on: containerd fails to start; "+
 				"write a version 3 config (or run `containerd config migrate` with this containerd) or upgrade containerd",
 			r.ctr.Path, r.ctr.Version, r.runtimeVer)
+		r.offerConflict(rankStops, ActionEdit)
 	case known && v.Major >= 2 && r.ctr.Migrated && r.ctr.Sandbox != nil:
 		// `containerd config migrate` prints the loaded config with
 		// version = version.ConfigVersion (cmd/containerd/command/config.go,
@@ -670,12 +731,12 @@ func (r *resolver) containerdVersionChecks() {
 		if containerdConfig4(v) {
 			target = 4
 		}
-		r.note("containerd %s migrates sandbox_image at %s to pinned_images.sandbox in memory "+
+		r.note(r.rt(ContainerdMigratesSandbox, r.ctr.Sandbox.Origin()), "containerd %s migrates sandbox_image at %s to pinned_images.sandbox in memory "+
 			"(`containerd config migrate` writes the version %d form)", r.runtimeVer, r.ctr.Sandbox.Origin(), target)
 	case !known && r.ctr.Version >= 4:
-		r.note("%s is a version %d config: only containerd 2.3 and later read it", r.ctr.Path, r.ctr.Version)
+		r.note(r.rt(ContainerdConfigVersion, at.Origin), "%s is a version %d config: only containerd 2.3 and later read it", r.ctr.Path, r.ctr.Version)
 	case !known && r.ctr.Version == 3:
-		r.note("%s is a version 3 config: only containerd 2.x reads it", r.ctr.Path)
+		r.note(r.rt(ContainerdConfigVersion, at.Origin), "%s is a version 3 config: only containerd 2.x reads it", r.ctr.Path)
 	}
 }
 
@@ -709,20 +770,23 @@ func (r *resolver) relate(a, b string) relation {
 	return relDiffer
 }
 
-// compare records a Conflict (with msg) when a and b name different images,
-// and a Note when they are the same image spelled differently.
-func (r *resolver) compare(a, b Candidate, msg string) {
+// compare records a Conflict (of k, with msg) when a and b name different
+// images, and reports whether it did; it records a Note when they are the
+// same image spelled differently.
+func (r *resolver) compare(k Note, a, b Candidate, msg string) bool {
 	switch r.relate(a.Image, b.Image) {
 	case relAlias:
-		r.note("%s (%s) and %s (%s) name the same image through a registry alias or default; "+
+		r.note(Note{Kind: SameImageAlias, Component: k.Component, Version: k.Version, Origin: a.Origin}, "%s (%s) and %s (%s) name the same image through a registry alias or default; "+
 			"tools that compare strings (kubeadm's check, containerd 2.x and cri-dockerd pinning) treat them as different",
 			a.Image, a.Origin, b.Image, b.Origin)
 	case relDigest:
-		r.note("%s (%s) and %s (%s) name the same tag, one with a digest; make sure the digest is that tag's",
+		r.note(Note{Kind: SameTagDigest, Component: k.Component, Version: k.Version, Origin: a.Origin}, "%s (%s) and %s (%s) name the same tag, one with a digest; make sure the digest is that tag's",
 			a.Image, a.Origin, b.Image, b.Origin)
 	case relDiffer:
-		r.conflict(a, b, "%s", msg)
+		r.conflict(k, a, b, "%s", msg)
+		return true
 	}
+	return false
 }
 
 // checkKubelet compares the kubelet's --pod-infra-container-image with the
@@ -738,7 +802,7 @@ func (r *resolver) checkKubelet() {
 	eff := cands[len(cands)-1]
 	effAt := r.kubelet.SandboxArgs[len(cands)-1]
 	for i := range len(cands) - 1 {
-		r.note("--%s at %s is overridden by the one at %s", config.KubeletSandboxFlag, cands[i].Origin, eff.Origin)
+		r.note(Note{Kind: KubeletFlagOverridden, Component: nodeversion.Kubelet, Origin: cands[i].Origin}, "--%s at %s is overridden by the one at %s", config.KubeletSandboxFlag, cands[i].Origin, eff.Origin)
 	}
 	var kv version
 	known := false
@@ -746,7 +810,7 @@ func (r *resolver) checkKubelet() {
 	if kubeletVer != "" {
 		v, err := parseVersion(kubeletVer)
 		if err != nil {
-			r.note("%s %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.kubeletVer.Fact.Origin, kubeletVer)
+			r.note(Note{Kind: VersionUnknown, Component: nodeversion.Kubelet}, "%s %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.kubeletVer.Fact.Origin, kubeletVer)
 		} else {
 			kv, known = v, true
 		}
@@ -761,25 +825,43 @@ func (r *resolver) checkKubelet() {
 	case rejected:
 		for i, c := range cands {
 			at := r.kubelet.SandboxArgs[i]
-			r.conflict(c, Candidate{}, rejects, kubeletVer, config.KubeletSandboxFlag, strings.Fields(at.Key)[0], at.Origin())
+			r.conflict(Note{Kind: KubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: at.Origin()}, c, Candidate{}, rejects, kubeletVer, config.KubeletSandboxFlag, strings.Fields(at.Key)[0], at.Origin())
+			r.offerConflict(rankStops, ActionRemove)
 		}
 		return
 	case ignored:
-		r.note(ignores, kubeletVer, config.KubeletSandboxFlag, eff.Origin, effAt.Path)
+		kn := Note{Kind: KubeletIgnoresFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: eff.Origin}
+		r.note(kn, ignores, kubeletVer, config.KubeletSandboxFlag, eff.Origin, effAt.Path)
 		if r.winner.Image != "" && r.relate(eff.Image, r.winner.Image) == relDiffer {
-			r.note("--%s=%s (%s) differs from the runtime's %s (%s)", config.KubeletSandboxFlag, eff.Image, eff.Origin, r.winner.Image, r.winner.Origin)
+			kn.Kind = KubeletFlagDiffers
+			r.note(kn, "--%s=%s (%s) differs from the runtime's %s (%s)", config.KubeletSandboxFlag, eff.Image, eff.Origin, r.winner.Image, r.winner.Origin)
 		}
 		return
 	case !known:
-		r.note("--%s (%s) was removed in kubelet 1.35, which then does not start: remove it from %s before upgrading",
-			config.KubeletSandboxFlag, eff.Origin, effAt.Path)
+		r.note(Note{Kind: KubeletFlagSet, Component: nodeversion.Kubelet, Origin: eff.Origin},
+			"--%s (%s) was removed in kubelet 1.35, which then does not start: remove it from %s before upgrading "+
+				"(the kubelet's version is unknown)", config.KubeletSandboxFlag, eff.Origin, effAt.Path)
 	}
 	if r.winner.Image == "" {
 		return
 	}
-	r.compare(eff, r.winner, fmt.Sprintf("the kubelet protects %s from image garbage collection (--%s at %s) but %s starts sandboxes with %s (%s): "+
-		"the sandbox image may be deleted; set the flag in %s to %s, or remove it",
-		eff.Image, config.KubeletSandboxFlag, eff.Origin, r.runtime, r.winner.Image, r.winner.Origin, effAt.Path, r.winner.Image))
+	change := fmt.Sprintf("set the flag in %s to %s, or remove it", effAt.Path, r.winner.Image)
+	if !known {
+		// Right at every version: before 1.29 the kubelet then protects
+		// its built-in default, from 1.29 on it ignores the flag, and from
+		// 1.35 on it does not start with it.
+		change = fmt.Sprintf("remove the flag from %s (kubelet 1.29 to 1.34 ignore it, and 1.35 and later do not start with it)", effAt.Path)
+	}
+	differs := r.compare(Note{Kind: KubeletFlagDiffers, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: eff.Origin}, eff, r.winner,
+		fmt.Sprintf("the kubelet protects %s from image garbage collection (--%s at %s) but %s starts sandboxes with %s (%s): "+
+			"the sandbox image may be deleted; %s",
+			eff.Image, config.KubeletSandboxFlag, eff.Origin, r.runtime, r.winner.Image, r.winner.Origin, change))
+	if differs && known {
+		r.offerConflict(rankOther, ActionEdit)
+		r.res.Fix.To = r.winner.Image
+	} else if differs {
+		r.offerConflict(rankOther, ActionRemove)
+	}
 }
 
 // checkKubeadm compares kubeadm's expected pause image with the runtime's.
@@ -790,13 +872,16 @@ func (r *resolver) checkKubeadm() {
 		repo = r.kubeadm.ImageRepository
 		if kv == "" && r.kubeadm.KubernetesVersion != nil {
 			kv = r.kubeadm.KubernetesVersion.Value
-			r.note("kubeadm's version is unknown; kubernetesVersion %s (%s) was assumed: kubeadm's pause tag is compiled into the kubeadm binary",
-				kv, r.kubeadm.KubernetesVersion.Origin())
+			at := r.kubeadm.KubernetesVersion.Origin()
+			r.res.Versions = append(r.res.Versions, ComponentVersion{Component: nodeversion.Kubeadm, Version: kv,
+				Origin: "kubernetesVersion at " + at, Used: true, Assumed: true})
+			r.note(Note{Kind: VersionAssumed, Component: nodeversion.Kubeadm, Version: kv, Origin: at},
+				"kubeadm's version is unknown; kubernetesVersion %s (%s) was assumed: kubeadm's pause tag is compiled into the kubeadm binary", kv, at)
 		}
 	}
 	if kv == "" {
 		if repo != nil {
-			r.note("imageRepository %s (%s) is set but kubeadm's version is unknown: its pause image cannot be told", repo.Value, repo.Origin())
+			r.note(Note{Kind: VersionUnknown, Component: nodeversion.Kubeadm, Origin: repo.Origin()}, "imageRepository %s (%s) is set but kubeadm's version is unknown: its pause image cannot be told", repo.Value, repo.Origin())
 		}
 		return
 	}
@@ -806,7 +891,7 @@ func (r *resolver) checkKubeadm() {
 	}
 	img, err := KubeadmPauseImage(kv, repoVal)
 	if err != nil {
-		r.note("kubeadm %s: %v", kv, err)
+		r.note(Note{Kind: VersionUnknown, Component: nodeversion.Kubeadm, Version: kv}, "kubeadm %s: %v", kv, err)
 		return
 	}
 	c := Candidate{Image: img, Source: KubeadmDefault, Origin: "default of kubeadm " + kv + r.kubeadmVer.From(), Role: InstallerPulls}
@@ -832,9 +917,12 @@ func (r *resolver) checkKubeadm() {
 			where = r.fileCand.Origin
 		}
 	}
-	r.compare(c, r.winner, fmt.Sprintf("kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s): "+
+	differs := r.compare(Note{Kind: KubeadmDiffers, Component: nodeversion.Kubeadm, Version: kv, Origin: c.Origin}, c, r.winner, fmt.Sprintf("kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s): "+
 		"an offline node lacks the runtime's image and %s; set the sandbox image at %s to %s, or %s",
 		kv, img, r.runtime, r.winner.Image, r.winner.Origin, r.kubeadmSees(), where, img, change))
+	if differs {
+		r.editSandbox(rankOther, KubeadmDiffers, img)
+	}
 }
 
 // checkReferences reports candidate images that are not valid references.
@@ -851,7 +939,8 @@ func (r *resolver) checkReferences() {
 				// pkg/config ParsePauseImage, v1.36.3; seen live.
 				refuses = "CRI-O refuses to start with it; "
 			}
-			r.conflict(c, Candidate{}, "%s at %s is not a valid image reference (%v): %scorrect it", c.Image, c.Origin, err, refuses)
+			r.conflict(Note{Kind: InvalidReference, Origin: c.Origin}, c, Candidate{}, "%s at %s is not a valid image reference (%v): %scorrect it", c.Image, c.Origin, err, refuses)
+			r.offerConflict(rankStops, ActionEdit)
 		}
 	}
 }
@@ -918,7 +1007,7 @@ func (r *resolver) prepull() {
 	for i, a := range r.res.Prepull {
 		for _, b := range r.res.Prepull[i+1:] {
 			if how := r.sameImage(a, b); how != "" {
-				r.note("pre-pull: %s and %s are one image under two names (%s), and each is looked up by its exact name: "+
+				r.note(Note{Kind: PrepullTwoNames}, "pre-pull: %s and %s are one image under two names (%s), and each is looked up by its exact name: "+
 					"pull it once and store it under both, %s", a, b, how, r.storeTwiceHint(a, b))
 			}
 		}

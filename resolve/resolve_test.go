@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -277,9 +278,11 @@ func TestResolveNodes(t *testing.T) {
 	}
 }
 
-func containsSub(list []string, sub string) bool {
+// containsSub reports whether the text of an element of list (a string,
+// or a Note's message) contains sub.
+func containsSub[T any](list []T, sub string) bool {
 	for _, s := range list {
-		if strings.Contains(s, sub) {
+		if strings.Contains(fmt.Sprint(s), sub) {
 			return true
 		}
 	}

@@ -78,8 +78,8 @@ func TestMatcherAgreesOnCRIO(t *testing.T) {
 		n := nodeFlags{root: crioNode, endpoint: "unix://" + sock}
 		a := auditNode(context.Background(), &n)
 		require.NoError(t, a.Err)
-		assert.Equal(t, pinnedIn(want), a.MustPin, "images serve counts as must-pin")
-		assert.Equal(t, pinnedIn(want), a.Unprotected, "the fake CRI-O pins nothing itself")
+		assert.Equal(t, pinnedIn(want), a.Verdict.MustPin, "images serve counts as must-pin")
+		assert.Equal(t, pinnedIn(want), a.Verdict.Unprotected, "the fake CRI-O pins nothing itself")
 	})
 
 	t.Run("shim", func(t *testing.T) {

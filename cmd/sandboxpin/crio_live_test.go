@@ -79,7 +79,11 @@ func TestCRIOLive(t *testing.T) {
 			}
 			assert.Contains(t, origins, "crio-config "+tt.configured+" /etc/crio/crio.conf.d/10-pause.conf:3")
 			assert.Contains(t, origins, "runtime-info "+tt.configured+" runtime status (cri-o 1.36.3)")
-			notes := strings.Join(res.Notes, "\n")
+			var messages []string
+			for _, n := range res.Notes {
+				messages = append(messages, n.Message)
+			}
+			notes := strings.Join(messages, "\n")
 			if tt.wantNote != "" {
 				assert.Contains(t, notes, tt.wantNote)
 			} else {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 const sampleNode = "../../examples/testdata/node"
@@ -43,7 +44,8 @@ func TestCommands(t *testing.T) {
 			"/etc/containerd/config.toml:10",
 			"/var/lib/kubelet/kubeadm-flags.env:1",
 			"Conflicts: 1",
-			"set the flag in /var/lib/kubelet/kubeadm-flags.env",
+			"remove the flag from /var/lib/kubelet/kubeadm-flags.env",
+			"Fix: set the sandbox image at /etc/containerd/config.toml:10",
 		}},
 		{name: "resolve help", args: []string{"resolve", "--help"}, wantCode: exitOK, wantErrOut: []string{"-kubeadm-version"}},
 		{name: "resolve bad flag", args: []string{"resolve", "--nope"}, wantCode: exitError, wantErrOut: []string{"flag provided but not defined"}},
@@ -95,9 +97,9 @@ type resolveJSON struct {
 	Conflicts []struct {
 		Message string `json:"message"`
 	} `json:"conflicts"`
-	Notes   []string `json:"notes"`
-	Pins    []string `json:"pins"`
-	PinMode string   `json:"pinMode"`
+	Notes   []resolve.Note `json:"notes"`
+	Pins    []string       `json:"pins"`
+	PinMode string         `json:"pinMode"`
 }
 
 func TestResolveJSON(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/sandboxpin/sandboxpin/resolve"
+	"github.com/sandboxpin/sandboxpin/audit"
 )
 
 // errNoSocket is an audit that found no CRI socket to ask.
@@ -19,50 +19,34 @@ var errNoSocket = errors.New("no CRI socket: give --runtime-endpoint (none of th
 
 // nodeAudit is what one audit of a node found.
 type nodeAudit struct {
-	// Err is why the audit could not read the node or ask the runtime; the
-	// other fields but Finished are zero then.
+	// Err is why the audit could not read the node or ask the runtime;
+	// Verdict is nil then.
 	Err error
 	// Finished is when the audit ended.
 	Finished time.Time
 	// Duration is how long it took.
 	Duration time.Duration
-
-	Runtime string // "containerd", "cri-o", ...
-	// RuntimeVersion is the runtime's version resolve used (the live
-	// Version RPC's; for cri-dockerd its binary's or package's, never
-	// Docker Engine's), "" when unknown.
-	RuntimeVersion string
-	SandboxImage   string // as resolved, exactly as the winning source states it
-	// Sandbox is the stored image that is the sandbox image under the
-	// default aliases, nil when the runtime does not store it.
-	Sandbox *runtimeapi.Image
-	// StoredAsConfigured reports whether the runtime's own lookup of
-	// SandboxImage (ImageStatus by that exact string) finds an image: what
-	// a pod sandbox needs when no registry answers. See storedAsConfigured.
-	StoredAsConfigured bool
-	// MustPin counts the stored images that the node's rules pin, and the
-	// sandbox image, and Unprotected those of them the runtime reports
-	// pinned=false.
-	MustPin, Unprotected int
-	// Conflicts counts what resolve found.
-	Conflicts int
+	// Verdict is the library's verdict on the node.
+	Verdict *audit.Verdict
 }
 
 // exitCode maps the audit to audit's exit codes: 2 when it failed, 1 when
-// the sandbox image is absent or not pinned by the runtime, else 0.
+// the sandbox image is not protected (absent, unpinned or not stored as
+// configured), else 0.
 func (a *nodeAudit) exitCode() int {
 	switch {
 	case a.Err != nil:
 		return exitError
-	case a.Sandbox == nil || !a.Sandbox.GetPinned() || !a.StoredAsConfigured:
+	case !a.Verdict.Protected():
 		return exitCheck
 	}
 	return exitOK
 }
 
 // auditNode audits the node n names: resolve with the live runtime, then
-// ListImages with the runtime's own pinned flags beside the node's rules.
-// It dials afresh each time, so a runtime that restarted is found again.
+// ListImages and the runtime's own lookup of the sandbox image, judged by
+// package audit. It dials afresh each time, so a runtime that restarted is
+// found again.
 func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	start := time.Now()
 	defer func() {
@@ -81,15 +65,12 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	if err != nil {
 		return nodeAudit{Err: err}
 	}
-	rctx, cancel := context.WithTimeout(ctx, dialTimeout)
-	defer cancel()
 	if res.SandboxImage == "" {
-		return nodeAudit{Err: fmt.Errorf("cannot tell the %s sandbox image: %s", res.Runtime, orNone(res.Notes))}
-	}
-	m, err := res.Matcher()
-	if err != nil {
+		_, err := audit.Judge[*runtimeapi.Image](res, nil, false)
 		return nodeAudit{Err: err}
 	}
+	rctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
 	images, err := client.Images(rctx)
 	if err != nil {
 		return nodeAudit{Err: err}
@@ -98,32 +79,8 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	if err != nil {
 		return nodeAudit{Err: err}
 	}
-	a = nodeAudit{
-		Runtime:            res.Runtime,
-		RuntimeVersion:     usedVersion(res),
-		SandboxImage:       res.SandboxImage,
-		StoredAsConfigured: stored,
-		Conflicts:          len(res.Conflicts),
-	}
-	for _, img := range images {
-		sandbox := false
-		if a.Sandbox == nil && isImage(img, res.SandboxImage) {
-			a.Sandbox, sandbox = img, true
-		}
-		// The sandbox image must be pinned even where the rules, read
-		// the runtime's way, miss it: CRI-O's crio-compat rules do not
-		// match k8s.gcr.io/pause against the image stored as
-		// registry.k8s.io/pause (as CRI-O itself does not, so it reports
-		// pinned=false), and the kubelet then deletes it (TestKubeletGC
-		// in internal/kubelettest, row cri-o-1.36/alias).
-		if sandbox || m.IsPinnedImage(img) {
-			a.MustPin++
-			if !img.GetPinned() {
-				a.Unprotected++
-			}
-		}
-	}
-	return a
+	v, err := audit.Judge(res, images, stored)
+	return nodeAudit{Err: err, Verdict: v}
 }
 
 // Metric names (a contract: docs/design.md, Contract names).
@@ -190,12 +147,13 @@ func (c *auditCollector) Collect(ch chan<- prometheus.Metric) {
 	if a.Err != nil {
 		return
 	}
-	gauge(c.info, 1, a.Runtime, a.RuntimeVersion, a.SandboxImage)
-	gauge(c.present, b2f(a.Sandbox != nil))
-	gauge(c.storedAs, b2f(a.StoredAsConfigured))
-	gauge(c.mustPin, float64(a.MustPin))
-	gauge(c.unprotected, float64(a.Unprotected))
-	gauge(c.conflicts, float64(a.Conflicts))
+	v := a.Verdict
+	gauge(c.info, 1, v.Runtime, v.RuntimeVersion, v.SandboxImage)
+	gauge(c.present, b2f(v.Sandbox.Present))
+	gauge(c.storedAs, b2f(v.Sandbox.StoredAsConfigured))
+	gauge(c.mustPin, float64(v.MustPin))
+	gauge(c.unprotected, float64(v.Unprotected))
+	gauge(c.conflicts, float64(v.Conflicts))
 }
 
 // writeExposition writes what g gathers to w in the Prometheus text format.
@@ -249,25 +207,17 @@ func auditSummary(ctx context.Context, n *nodeFlags, stdout, stderr io.Writer) i
 
 // summary is the audit's verdict in one line.
 func (a *nodeAudit) summary() string {
-	switch {
-	case a.Err != nil:
+	if a.Err != nil {
 		return fmt.Sprintf("UNKNOWN: the audit failed: %v", a.Err)
-	case a.Sandbox == nil:
-		return fmt.Sprintf("FAIL: sandbox image %s (%s) is not in the runtime's image store; pre-pull it under that name", a.SandboxImage, a.Runtime)
-	case !a.Sandbox.GetPinned():
-		return fmt.Sprintf("FAIL: %s does not pin sandbox image %s (stored as %s); the kubelet's image GC may delete it", a.Runtime, a.SandboxImage, imageLabel(a.Sandbox))
-	case !a.StoredAsConfigured:
-		return fmt.Sprintf("FAIL: sandbox image %s (%s) is stored only as the alias %s; the runtime pulls it for new pods", a.SandboxImage, a.Runtime, imageLabel(a.Sandbox))
 	}
-	return fmt.Sprintf("OK: %s pins sandbox image %s", a.Runtime, a.SandboxImage)
-}
-
-// usedVersion returns the runtime's version that res used, "" when none.
-func usedVersion(res *resolve.Result) string {
-	for _, v := range res.Versions {
-		if v.Used && v.Component == res.Runtime {
-			return v.Version
-		}
+	v := a.Verdict
+	switch v.Status {
+	case audit.Absent:
+		return fmt.Sprintf("FAIL: sandbox image %s (%s) is not in the runtime's image store; pre-pull it under that name", v.SandboxImage, v.Runtime)
+	case audit.Unpinned:
+		return fmt.Sprintf("FAIL: %s does not pin sandbox image %s (stored as %s); the kubelet's image GC may delete it", v.Runtime, v.SandboxImage, v.Sandbox.StoredAs)
+	case audit.NotStoredAsConfigured:
+		return fmt.Sprintf("FAIL: sandbox image %s (%s) is stored only as the alias %s; the runtime pulls it for new pods", v.SandboxImage, v.Runtime, v.Sandbox.StoredAs)
 	}
-	return ""
+	return fmt.Sprintf("OK: %s pins sandbox image %s", v.Runtime, v.SandboxImage)
 }

@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 )
@@ -54,10 +52,7 @@ func BenchmarkAuditNode(b *testing.B) {
 // BenchmarkScrape is the cost of one /metrics exposition of a cached audit
 // with the Go and process collectors, without the HTTP round trip.
 func BenchmarkScrape(b *testing.B) {
-	a := nodeAudit{
-		Finished: time.Now(), Runtime: "containerd", RuntimeVersion: "v2.2.9", SandboxImage: "registry.k8s.io/pause:3.10.1",
-		Sandbox: &runtimeapi.Image{Id: "sha256:1", Pinned: true}, MustPin: 1,
-	}
+	a := okAudit(context.Background())
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),

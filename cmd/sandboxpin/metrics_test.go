@@ -13,7 +13,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/audit"
 )
 
 // parseExposition parses the Prometheus text format with the parser
@@ -55,7 +56,8 @@ func infoLabels(t testing.TB, fams map[string]*dto.MetricFamily) map[string]stri
 func TestAuditCollector(t *testing.T) {
 	t.Parallel()
 	finished := time.Date(2026, 12, 2, 17, 0, 0, 500_000_000, time.UTC)
-	pinned := &runtimeapi.Image{Id: "sha256:1", RepoTags: []string{"registry.k8s.io/pause:3.10.1"}, Pinned: true}
+	const stored = "registry.k8s.io/pause:3.10.1"
+	verdict := func(v audit.Verdict) nodeAudit { return nodeAudit{Finished: finished, Verdict: &v} }
 	tests := []struct {
 		name     string
 		audit    nodeAudit
@@ -65,10 +67,10 @@ func TestAuditCollector(t *testing.T) {
 	}{
 		{
 			name: "protected",
-			audit: nodeAudit{
-				Finished: finished, Runtime: "containerd", RuntimeVersion: "v2.2.9", SandboxImage: "registry.k8s.io/pause:3.10.1",
-				Sandbox: pinned, StoredAsConfigured: true, MustPin: 1,
-			},
+			audit: verdict(audit.Verdict{
+				Status: audit.OK, Runtime: "containerd", RuntimeVersion: "v2.2.9", SandboxImage: stored,
+				Sandbox: audit.Sandbox{Present: true, StoredAs: stored, StoredAsConfigured: true, Pinned: true}, MustPin: 1,
+			}),
 			want: map[string]float64{
 				metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 1, metricStoredAs: 1, metricMustPin: 1,
 				metricUnprotected: 0, metricConflicts: 0, metricInfo: 1,
@@ -80,10 +82,10 @@ func TestAuditCollector(t *testing.T) {
 			// The alias through a pinning shim: present and pinned, yet
 			// the runtime's lookup of the configured name finds nothing.
 			name: "stored only as an alias",
-			audit: nodeAudit{
-				Finished: finished, Runtime: "containerd", RuntimeVersion: "v2.4.2", SandboxImage: "k8s.gcr.io/pause:3.10.1",
-				Sandbox: pinned, MustPin: 1,
-			},
+			audit: verdict(audit.Verdict{
+				Status: audit.NotStoredAsConfigured, Runtime: "containerd", RuntimeVersion: "v2.4.2", SandboxImage: "k8s.gcr.io/pause:3.10.1",
+				Sandbox: audit.Sandbox{Present: true, StoredAs: stored, Spelling: audit.SpellingAlias, Pinned: true}, MustPin: 1,
+			}),
 			want: map[string]float64{
 				metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 1, metricStoredAs: 0, metricMustPin: 1,
 				metricUnprotected: 0, metricConflicts: 0, metricInfo: 1,
@@ -93,10 +95,10 @@ func TestAuditCollector(t *testing.T) {
 		},
 		{
 			name: "unprotected",
-			audit: nodeAudit{
-				Finished: finished, Runtime: "containerd", RuntimeVersion: "1.6.20", SandboxImage: "k8s.gcr.io/pause:3.10.1",
-				Sandbox: &runtimeapi.Image{Id: "sha256:1"}, MustPin: 2, Unprotected: 2, Conflicts: 1,
-			},
+			audit: verdict(audit.Verdict{
+				Status: audit.Unpinned, Runtime: "containerd", RuntimeVersion: "1.6.20", SandboxImage: "k8s.gcr.io/pause:3.10.1",
+				Sandbox: audit.Sandbox{Present: true, StoredAs: "sha256:1"}, MustPin: 2, Unprotected: 2, Conflicts: 1,
+			}),
 			want: map[string]float64{
 				metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 1, metricStoredAs: 0, metricMustPin: 2,
 				metricUnprotected: 2, metricConflicts: 1, metricInfo: 1,
@@ -106,7 +108,7 @@ func TestAuditCollector(t *testing.T) {
 		},
 		{
 			name:     "missing",
-			audit:    nodeAudit{Finished: finished, Runtime: "cri-o", SandboxImage: "registry.k8s.io/pause:3.10"},
+			audit:    verdict(audit.Verdict{Status: audit.Absent, Runtime: "cri-o", SandboxImage: "registry.k8s.io/pause:3.10"}),
 			want:     map[string]float64{metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 0, metricStoredAs: 0, metricMustPin: 0, metricUnprotected: 0, metricConflicts: 0, metricInfo: 1},
 			wantCode: exitCheck,
 			summary:  "FAIL: sandbox image registry.k8s.io/pause:3.10 (cri-o) is not in the runtime's image store; pre-pull it under that name",
@@ -135,7 +137,7 @@ func TestAuditCollector(t *testing.T) {
 				}
 			}
 			if _, ok := tt.want[metricInfo]; ok {
-				assert.Equal(t, map[string]string{"runtime": tt.audit.Runtime, "runtime_version": tt.audit.RuntimeVersion, "image": tt.audit.SandboxImage}, infoLabels(t, fams))
+				assert.Equal(t, map[string]string{"runtime": tt.audit.Verdict.Runtime, "runtime_version": tt.audit.Verdict.RuntimeVersion, "image": tt.audit.Verdict.SandboxImage}, infoLabels(t, fams))
 			}
 			assert.Equal(t, tt.wantCode, tt.audit.exitCode())
 			assert.Equal(t, tt.summary, tt.audit.summary())

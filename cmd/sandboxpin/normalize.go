@@ -26,7 +26,7 @@ func runNormalize(_ context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	code := exitOK
 	for _, s := range fs.Args() {
-		r, err := reference.Parse(s)
+		r, err := reference.NewNormalizer(reference.DefaultAliases()).Parse(s)
 		if err != nil {
 			code = fail(stderr, "normalize: %v", err)
 			continue

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
@@ -51,15 +53,22 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return exitOK
 }
 
+// printResult writes resolve's text: the answer first, then the one fix,
+// then how it was found.
 func printResult(w io.Writer, res *resolve.Result) {
-	image, runtime := res.SandboxImage, res.Runtime
-	if image == "" {
-		image = "(unknown)"
-	}
+	runtime := res.Runtime
 	if runtime == "" {
 		runtime = "no runtime found"
 	}
-	fmt.Fprintf(w, "Sandbox image: %s (%s)\n", image, runtime)
+	if res.SandboxImage == "" {
+		fmt.Fprintf(w, "Sandbox image: cannot be told (%s)\n", runtime)
+	} else {
+		fmt.Fprintf(w, "Sandbox image: %s (%s)\n", res.SandboxImage, runtime)
+	}
+	if f := res.Fix; f != nil {
+		fmt.Fprintf(w, "Fix: %s\n", f.Message)
+	}
+	fmt.Fprintf(w, "Versions: %s\n", versionsLine(res))
 
 	fmt.Fprintln(w, "\nCandidates:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -76,11 +85,44 @@ func printResult(w io.Writer, res *resolve.Result) {
 	if len(res.Notes) > 0 {
 		fmt.Fprintln(w, "\nNotes:")
 		for _, n := range res.Notes {
-			fmt.Fprintf(w, "  - %s\n", n)
+			fmt.Fprintf(w, "  - %s\n", n.Message)
 		}
 	}
-	fmt.Fprintf(w, "\nPins (%s): %s\n", res.PinMode, orNone(res.Pins))
+	how := "strict: compared as canonical references, registry aliases applied"
+	if res.PinMode == pin.CRIOCompat {
+		how = "as CRI-O compares them: raw strings up to case, x* anywhere in the name"
+	}
+	fmt.Fprintf(w, "\nPins (%s): %s\n", how, orNone(res.Pins))
 	fmt.Fprintf(w, "Pre-pull: %s\n", orNone(res.Prepull))
+}
+
+// versionFlags are the flags that give each component's version.
+var versionFlags = map[string]string{
+	"kubelet": "--kubelet-version",
+	"kubeadm": "--kubeadm-version",
+}
+
+// versionsLine says which version of the runtime, the kubelet and kubeadm
+// was used and from where, and for each unknown one the flag that gives it.
+func versionsLine(res *resolve.Result) string {
+	var parts []string
+	for _, comp := range []string{res.Runtime, "kubelet", "kubeadm"} {
+		if comp == "" {
+			continue
+		}
+		part := comp + " unknown (give " + cmp.Or(versionFlags[comp], "--runtime-version or --runtime-endpoint") + ")"
+		for _, v := range res.Versions {
+			if v.Used && v.Component == comp {
+				part = comp + " " + v.Version + " (" + v.Origin
+				if v.Assumed {
+					part += ", assumed"
+				}
+				part += ")"
+			}
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func orNone(s []string) string {
@@ -119,8 +161,8 @@ func runPrepull(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stdout, p)
 	}
 	for _, n := range res.Notes {
-		if strings.HasPrefix(n, "pre-pull: ") {
-			fmt.Fprintf(stderr, "note: %s\n", n)
+		if n.Kind == resolve.PrepullTwoNames {
+			fmt.Fprintf(stderr, "note: %s\n", n.Message)
 		}
 	}
 	return exitOK

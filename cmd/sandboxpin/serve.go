@@ -228,9 +228,10 @@ func (a *auditor) report(why string, res *nodeAudit) {
 		a.log.Log(context.Background(), level, "audit failed", "trigger", why, "duration", res.Duration, "err", res.Err)
 		return
 	}
-	a.log.Info("audit", "trigger", why, "duration", res.Duration, "runtime", res.Runtime,
-		"runtime_version", res.RuntimeVersion, "sandbox_image", res.SandboxImage, "present", res.Sandbox != nil,
-		"must_pin", res.MustPin, "unprotected", res.Unprotected, "conflicts", res.Conflicts)
+	v := res.Verdict
+	a.log.Info("audit", "trigger", why, "duration", res.Duration, "status", v.Status, "runtime", v.Runtime,
+		"runtime_version", v.RuntimeVersion, "sandbox_image", v.SandboxImage, "present", v.Sandbox.Present,
+		"must_pin", v.MustPin, "unprotected", v.Unprotected, "conflicts", v.Conflicts)
 }
 
 // latest returns the last audit's result, false before the first ends.

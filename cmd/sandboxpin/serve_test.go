@@ -16,7 +16,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/audit"
 )
 
 // fakeServer runs serve with a counting fake audit on a loopback port.
@@ -86,10 +87,11 @@ func scrape(t testing.TB, url string) map[string]*dto.MetricFamily {
 }
 
 func okAudit(context.Context) nodeAudit {
-	return nodeAudit{
-		Finished: time.Now(), Runtime: "containerd", RuntimeVersion: "v2.2.9", SandboxImage: "registry.k8s.io/pause:3.10.1",
-		Sandbox: &runtimeapi.Image{Id: "sha256:1", Pinned: true}, MustPin: 1,
-	}
+	const img = "registry.k8s.io/pause:3.10.1"
+	return nodeAudit{Finished: time.Now(), Verdict: &audit.Verdict{
+		Status: audit.OK, Runtime: "containerd", RuntimeVersion: "v2.2.9", SandboxImage: img,
+		Sandbox: audit.Sandbox{Present: true, StoredAs: img, Spelling: audit.SpellingExact, StoredAsConfigured: true, Pinned: true}, MustPin: 1,
+	}}
 }
 
 func TestServeMetrics(t *testing.T) {

@@ -103,7 +103,7 @@ func TestLiveCRIDockerdMatrix(t *testing.T) {
 				assert.Empty(t, res.Conflicts, "conflicts")
 				predicted := false
 				for _, n := range res.Notes {
-					if unpinnedNote.MatchString(n) {
+					if predictsUnpinned(n.Kind) {
 						predicted = true
 					}
 				}

@@ -21,6 +21,7 @@ import (
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/criotest"
 	"github.com/sandboxpin/sandboxpin/internal/kubeadmtest"
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 // TestKubeadmSideBySide runs kubeadm v1.37.2's own pre-flight (`kubeadm init
@@ -227,9 +228,9 @@ func repoTags(t *testing.T, socket string) []string {
 	return tags
 }
 
-func hasNote(notes []string, sub string) bool {
+func hasNote(notes []resolve.Note, sub string) bool {
 	for _, n := range notes {
-		if strings.Contains(n, sub) {
+		if strings.Contains(n.Message, sub) {
 			return true
 		}
 	}
@@ -245,8 +246,8 @@ type verdict struct {
 	Conflicts    []struct {
 		Message string `json:"message"`
 	} `json:"conflicts"`
-	Notes   []string `json:"notes"`
-	Prepull []string `json:"prepull"`
+	Notes   []resolve.Note `json:"notes"`
+	Prepull []string       `json:"prepull"`
 }
 
 // sandboxpinVerdicts runs this example and `sandboxpin resolve` on root and

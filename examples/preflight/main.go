@@ -155,7 +155,7 @@ type report struct {
 	Runtime      string              `json:"runtime"`
 	Prepull      []string            `json:"prepull"`
 	Conflicts    []resolve.Conflict  `json:"conflicts"`
-	Notes        []string            `json:"notes"`
+	Notes        []resolve.Note      `json:"notes"`
 	Candidates   []resolve.Candidate `json:"candidates"`
 }
 
@@ -195,11 +195,8 @@ func writeText(w io.Writer, res *resolve.Result) error {
 	if img == "" {
 		img = "(unknown: no runtime configuration found)"
 	}
-	for _, c := range res.Candidates {
-		if c.Role == resolve.RuntimeUses && c.Image == res.SandboxImage {
-			from = fmt.Sprintf(" (%s, %s)", c.Source, c.Origin)
-			break
-		}
+	if w := res.Winner; !w.IsZero() {
+		from = fmt.Sprintf(" (%s, %s)", w.Source, w.Origin)
 	}
 	runtime := res.Runtime
 	if runtime == "" {
@@ -232,7 +229,7 @@ func writeText(w io.Writer, res *resolve.Result) error {
 		fmt.Fprintln(w)
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", n.Message)
 	}
 	var err error
 	switch n := len(res.Conflicts); n {

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 // The shipped node trees.
@@ -37,7 +38,7 @@ func TestRun(t *testing.T) {
 				"sandbox image  k8s.gcr.io/pause:3.10.1 (containerd-config, /etc/containerd/config.toml:10)",
 				"pre-pull       k8s.gcr.io/pause:3.10.1\n               registry.k8s.io/pause:3.10\n",
 				"CONFLICT 1: the kubelet protects registry.k8s.io/pause:3.9",
-				"set the flag in /var/lib/kubelet/kubeadm-flags.env to k8s.gcr.io/pause:3.10.1",
+				"remove the flag from /var/lib/kubelet/kubeadm-flags.env (kubelet 1.29 to 1.34 ignore it",
 				"/var/lib/kubelet/kubeadm-flags.env:1",
 				"CONFLICT 2: kubeadm v1.31.2 pre-pulls and expects registry.k8s.io/pause:3.10",
 				"set the sandbox image at /etc/containerd/config.toml:10",
@@ -121,7 +122,7 @@ func TestRunJSON(t *testing.T) {
 				Conflicts []struct {
 					Message string `json:"message"`
 				} `json:"conflicts"`
-				Notes []string `json:"notes"`
+				Notes []resolve.Note `json:"notes"`
 			}
 			require.NoError(t, json.Unmarshal(stdout.Bytes(), &got), "output:\n%s", stdout.String())
 			assert.Equal(t, tt.wantOK, got.OK)
@@ -163,15 +164,15 @@ func TestRunPrepullSpellings(t *testing.T) {
 			code := run([]string{"--root", nodeConflict, "--kubeadm-version", tt.kubeadm, "-o", "json"}, &stdout, &stderr)
 			require.Equal(t, exitConflict, code, "stderr: %s", stderr.String())
 			var got struct {
-				Prepull []string `json:"prepull"`
-				Notes   []string `json:"notes"`
+				Prepull []string       `json:"prepull"`
+				Notes   []resolve.Note `json:"notes"`
 			}
 			require.NoError(t, json.Unmarshal(stdout.Bytes(), &got), "output:\n%s", stdout.String())
 			assert.Equal(t, tt.wantPrepull, got.Prepull)
 			var prepullNotes []string
 			for _, n := range got.Notes {
-				if strings.HasPrefix(n, "pre-pull: ") {
-					prepullNotes = append(prepullNotes, n)
+				if n.Kind == resolve.PrepullTwoNames {
+					prepullNotes = append(prepullNotes, n.Message)
 				}
 			}
 			if tt.wantNote == "" {

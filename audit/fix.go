@@ -1,0 +1,70 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sandboxpin/sandboxpin/reference"
+	"github.com/sandboxpin/sandboxpin/resolve"
+)
+
+// frozenDomain is the registry that publishes no new images (see
+// resolve.FrozenRegistry): a fix never asks to configure a name on it.
+const frozenDomain = "k8s.gcr.io"
+
+// fix is what makes the runtime pin its sandbox image, which it stores as
+// sandbox but does not pin, or stores only under another spelling:
+//   - on a release that never pins, no configuration can: an upgrade (the
+//     result's own fix, which names the release) or a pinning shim;
+//   - where the image is stored under another spelling, that spelling in
+//     the file and line that configure the image (the runtimes that pin
+//     compare the configured string with the stored names), unless it is
+//     on the frozen registry: then a pull of the configured name through
+//     CRI, which stores it under that name;
+//   - else a shim or an upgrade, with what the result notes of the runtime.
+func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix {
+	for _, n := range res.Notes {
+		switch n.Kind {
+		case resolve.ContainerdNeverPins, resolve.CRIDockerdNeverPins, resolve.CRIONeverPins:
+			f := resolve.Fix{Answers: n.Kind, Action: resolve.ActionShim, Component: res.Runtime}
+			if res.Fix != nil && res.Fix.Answers == n.Kind {
+				f = *res.Fix
+			}
+			f.Message = "no configuration can: " + n.Message
+			return &f
+		}
+	}
+	norm := reference.NewNormalizer(res.Aliases())
+	for _, tag := range sandbox.GetRepoTags() {
+		if tag == res.SandboxImage || !norm.Equal(tag, res.SandboxImage) {
+			continue
+		}
+		if r, err := reference.Parse(tag); err == nil && strings.EqualFold(r.Domain(), frozenDomain) {
+			return &resolve.Fix{Answers: answers, Action: resolve.ActionPull, From: tag, To: res.SandboxImage,
+				Message: fmt.Sprintf("pull %s through the runtime's CRI (`crictl pull %s`), which stores and pins it under that name; "+
+					"do not configure %s, on %s, which has published no image since April 2023", res.SandboxImage, res.SandboxImage, tag, frozenDomain)}
+		}
+		f := &resolve.Fix{Answers: answers, Action: resolve.ActionEdit, From: res.SandboxImage, To: tag}
+		where := "where the runtime's config names it"
+		for _, c := range res.Candidates {
+			if c.Role == resolve.RuntimeUses && c.Image == res.SandboxImage && c.Source != resolve.RuntimeDefault && c.Source != resolve.RuntimeInfo && c.Origin != "" {
+				where, f.Path, f.Line, f.Key = c.Origin, c.Path, c.Line, c.Key
+				break
+			}
+		}
+		f.Message = fmt.Sprintf("configure the sandbox image as %s, the name it is stored under, in place of %s (%s)", tag, res.SandboxImage, where)
+		if last := res.SandboxImage[strings.LastIndexByte(res.SandboxImage, '/')+1:]; res.Runtime == "containerd" && !strings.ContainsAny(last, ":@") {
+			// internal/cri/server/images/image_pull.go getLabels at v2.0.0 and v2.3.4.
+			f.Message += ": containerd 2.x compares pinned_images as strings and never pins a name without a tag (containerd#13314)"
+		}
+		return f
+	}
+	f := &resolve.Fix{Answers: answers, Action: resolve.ActionShim, Component: res.Runtime,
+		Message: "run a pinning CRI shim in front of the runtime, or upgrade the runtime"}
+	for _, n := range res.Notes {
+		if n.Component == res.Runtime && n.Kind != resolve.VersionSource {
+			f.Message += "; " + n.Message
+		}
+	}
+	return f
+}

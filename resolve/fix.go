@@ -1,0 +1,137 @@
+package resolve
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sandboxpin/sandboxpin/reference"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
+)
+
+// How urgent a fix is: Result.Fix is the first one offered of the most
+// urgent rank.
+const (
+	rankStops       = iota // the node or its runtime does not start
+	rankUnprotected        // the sandbox image is not protected from image GC
+	rankOther              // any other conflict
+)
+
+// offer records f as the recommended fix unless one of the same or a more
+// urgent rank was offered before.
+func (r *resolver) offer(rank int, f Fix) {
+	if r.res.Fix == nil || rank < r.fixRank {
+		r.res.Fix, r.fixRank = &f, rank
+	}
+}
+
+// offerConflict offers the last recorded conflict's change as a fix: action
+// at the place its first side names, in its words.
+func (r *resolver) offerConflict(rank int, action Action) {
+	c := r.res.Conflicts[len(r.res.Conflicts)-1]
+	r.offer(rank, Fix{Answers: c.Kind, Action: action, Path: c.A.Path, Line: c.A.Line, Key: c.A.Key,
+		From: c.A.Image, Message: c.Message})
+}
+
+// editSandbox offers to write to in place of the sandbox image where the
+// runtime's configuration states it, answering a finding of kind k.
+func (r *resolver) editSandbox(rank int, k Kind, to string) {
+	at := r.winner
+	if at.Path == "" && r.fileCand != nil && r.fileCand.Image == r.winner.Image {
+		at = *r.fileCand // a live report that agrees with a file
+	}
+	f := Fix{Answers: k, Action: ActionEdit, Path: at.Path, Line: at.Line, Key: at.Key, From: r.winner.Image, To: to}
+	where := "in the " + r.runtime + " configuration"
+	if f.Path != "" {
+		where = "at " + f.Where()
+		if f.Key != "" {
+			where += " (" + f.Key + ")"
+		}
+	}
+	f.Message = fmt.Sprintf("set the sandbox image %s to %s, in place of %s", where, to, r.winner.Image)
+	r.offer(rank, f)
+}
+
+// upgrade offers an upgrade of the runtime past the fact f (a release that
+// never pins) to the first release at which neither f nor then holds.
+func (r *resolver) upgrade(f, then releases.Fact, v version) {
+	to := ""
+	for _, row := range f.Rows() {
+		if row.Range.Contains(v) {
+			to = row.Range.Until
+		}
+	}
+	for _, row := range then.Rows() {
+		if w, err := parseVersion(to); err == nil && row.Range.Contains(w) {
+			to = row.Range.Until
+		}
+	}
+	if to == "" {
+		return
+	}
+	r.offer(rankUnprotected, Fix{Answers: factKinds[f], Action: ActionUpgrade, Component: r.runtime, Version: to,
+		Message: fmt.Sprintf("upgrade %s from %s to %s or later, which pins its sandbox image; until then, run sandboxpin's CRI shim in front of it",
+			r.runtime, r.runtimeVer, to)})
+}
+
+// unknownRuntimeVersion notes that the runtime's version is unknown, and
+// what holds for the sandbox image's spelling at every release that pins:
+// containerd (from 1.6.22 and 1.7.3) and cri-dockerd (from 0.3.10) compare
+// the configured name with the stored one without registry aliases (the
+// rows ContainerdAliasNeverPinned and CRIDockerdAliasNeverPinned), and the
+// releases before those pin nothing at all.
+func (r *resolver) unknownRuntimeVersion() {
+	for _, n := range r.res.Notes {
+		if n.Kind == VersionUnknown && n.Component == r.runtime {
+			return // said already (cri-dockerd behind Docker Engine)
+		}
+	}
+	r.note(r.rt(VersionUnknown, ""), "%s's version is unknown: no live runtime, binary's Go build info or installed package states it; "+
+		"what its release pins was checked only where every release agrees", r.runtime)
+	img := r.res.SandboxImage
+	if img == "" || strings.Contains(img, "$") || r.runtime == runtimeCRIO {
+		return // CRI-O: crioPinCheck
+	}
+	ref, err := r.norm.Parse(img)
+	if err != nil {
+		return
+	}
+	plain, err := reference.Parse(img)
+	if err != nil || plain.Name() == ref.Name() {
+		return
+	}
+	const anyRelease = "(of any release that pins)"
+	n := r.rt(ContainerdAliasNeverPinned, r.winner.Origin)
+	note := releases.ContainerdAliasNeverPinned.Note()
+	args := []any{anyRelease, img, r.winner.Origin, ref.String()}
+	if r.runtime == runtimeCRIDockerd {
+		n.Kind, note = CRIDockerdAliasNeverPinned, releases.CRIDockerdAliasNeverPinned.Note()
+		args = []any{anyRelease, img, r.winner.Origin, ref.String(), img, ref.String()}
+	}
+	r.note(n, note, args...)
+	r.editSandbox(rankUnprotected, n.Kind, ref.String())
+}
+
+// frozenDomain publishes no new images: k8s.gcr.io redirects to
+// registry.k8s.io since 20 March 2023 and was frozen on 3 April 2023
+// (kubernetes.io blog, "k8s.gcr.io Redirect to registry.k8s.io - What You
+// Need to Know", 2023-03-10); registry.k8s.io serves the same images and
+// every newer one.
+const frozenDomain = "k8s.gcr.io"
+
+// checkFrozen notes a sandbox image on the frozen registry, and offers the
+// spelling on the registry that replaced it (through the aliases).
+func (r *resolver) checkFrozen() {
+	img := r.res.SandboxImage
+	plain, err := reference.Parse(img)
+	if err != nil || strings.Contains(img, "$") || !strings.EqualFold(plain.Domain(), frozenDomain) {
+		return
+	}
+	ref, err := r.norm.Parse(img)
+	if err != nil || strings.EqualFold(ref.Domain(), frozenDomain) {
+		return
+	}
+	r.note(r.rt(FrozenRegistry, r.winner.Origin), "%s (%s) is on %s, which has published no image since April 2023 and redirects to %s: "+
+		"kubeadm and the runtimes' defaults name %s, and later pause tags exist only there; write %s",
+		img, r.winner.Origin, frozenDomain, ref.Domain(), ref.Domain(), ref.String())
+	r.editSandbox(rankUnprotected, FrozenRegistry, ref.String())
+}
