@@ -29,9 +29,8 @@ const resolveTimeout = 10 * time.Second
 // compiled once) pins. Each load connects to the runtime anew, so a
 // runtime that restarted or appeared late is found. It logs what it found.
 //
-// extraRules is the number of rules in extra; met gets the number of rules
-// of each matcher the loader returns.
-func nodeLoader(endpoint string, root fs.FS, extra *pin.Matcher, extraRules int, met *metrics, log *slog.Logger) loader {
+// met gets the number of rules of each matcher the loader returns.
+func nodeLoader(endpoint string, root fs.FS, extra *pin.Matcher, met *metrics, log *slog.Logger) loader {
 	return func(ctx context.Context) (*pin.Matcher, error) {
 		ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 		defer cancel()
@@ -53,12 +52,9 @@ func nodeLoader(endpoint string, root fs.FS, extra *pin.Matcher, extraRules int,
 		for _, c := range res.Conflicts {
 			log.Warn("node conflict", "message", c.Message)
 		}
-		rules := countRules(res.Pins) + extraRules
-		if res.PinMode != pin.Strict && res.SandboxImage != "" {
-			rules++ // res.Matcher's Strict rule for CRI-O's sandbox image
-		}
-		met.setRules(rules)
-		return pin.Join(m, extra), nil
+		all := pin.Join(m, extra)
+		met.setRules(all.Len())
+		return all, nil
 	}
 }
 

@@ -114,7 +114,7 @@ func New(ctx context.Context, o Options) (*Shim, error) {
 		root = "/"
 	}
 	met := newMetrics()
-	load := nodeLoader(o.RuntimeEndpoint, resolve.DirFS(root), extra, countRules(o.Pins), met, log)
+	load := nodeLoader(o.RuntimeEndpoint, resolve.DirFS(root), extra, met, log)
 	s, err := newShim(ctx, listenPath, runtimePath, load, met, log)
 	if err != nil {
 		return nil, err
@@ -158,17 +158,6 @@ func newShim(ctx context.Context, listenPath, runtimePath string, load loader, m
 		return nil, fmt.Errorf("cannot listen: %w", err)
 	}
 	return s, nil
-}
-
-// countRules returns how many of the --pin patterns are rules ("" is none).
-func countRules(pins []string) int {
-	n := 0
-	for _, p := range pins {
-		if p != "" {
-			n++
-		}
-	}
-	return n
 }
 
 // Serve answers CRI calls until ctx ends, then stops: calls in flight get

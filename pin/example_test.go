@@ -120,3 +120,19 @@ func ExampleSet() {
 	// false
 	// true
 }
+
+// A name is judged alone: a digest spelling of an image pinned by tag is
+// not pinned by itself, but the image, with its tag beside the digest, is.
+func ExampleMatcher_IsPinned_digest() {
+	m, err := pin.Compile([]string{"registry.k8s.io/pause:3.10"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	const byDigest = "registry.k8s.io/pause@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"
+	fmt.Println(m.IsPinned(byDigest))
+	fmt.Println(m.IsPinnedImage(&criImage{RepoTags: []string{"registry.k8s.io/pause:3.10"}, RepoDigests: []string{byDigest}}))
+	// Output:
+	// false
+	// true
+}

@@ -92,6 +92,14 @@ const noRule = -1
 // containerd and CRI-O store names), in Docker's familiar form (as
 // cri-dockerd lists them; one a wildcard pins is parsed to confirm it) or
 // an ID.
+//
+// IsPinned judges the one name it is given. A digest spelling of an image
+// that a rule pins by tag is not pinned by itself: for example, with the
+// rule "registry.k8s.io/pause:3.10",
+// IsPinned("registry.k8s.io/pause@sha256:…") is false, since nothing in
+// the name says which tag the digest carries. Ask [Matcher.IsPinnedImage]
+// with the image's tags, digests and ID, as a runtime stores them, to
+// judge an image.
 func (m *Matcher) IsPinned(image string) bool {
 	if m == nil {
 		return false
@@ -647,6 +655,19 @@ func scanDomain(s string) (slash int, upper, dotOrColon bool) {
 		dc |= dc1
 	}
 	return -1, up&high != 0, dc&high != 0
+}
+
+// Len returns the number of rules m holds: the patterns given to Compile
+// less the ignored "" ones, summed over a Join's parts. A nil m has none.
+func (m *Matcher) Len() int {
+	if m == nil {
+		return 0
+	}
+	n := len(m.rules)
+	for _, p := range m.parts {
+		n += p.Len()
+	}
+	return n
 }
 
 // Join returns a Matcher that pins what any of ms pins, trying them in

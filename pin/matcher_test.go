@@ -317,3 +317,28 @@ func TestCRIOCompatImageNames(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strict.IsPinnedImage(tagged))
 }
+
+func TestLen(t *testing.T) {
+	t.Parallel()
+	strict, err := Compile([]string{"registry.k8s.io/pause:3.10", "", "quay.io/*"})
+	require.NoError(t, err)
+	crio, err := Compile([]string{"", "registry.k8s.io/pause:3.10", "*pause*"}, WithMode(CRIOCompat))
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		m    *Matcher
+		want int // rules: "" is none in either mode
+	}{
+		{name: "nil", m: nil, want: 0},
+		{name: "strict", m: strict, want: 2},
+		{name: "crio-compat", m: crio, want: 2},
+		{name: "join", m: Join(strict, nil, Join(crio, strict)), want: 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, tt.m.Len())
+		})
+	}
+	assert.False(t, crio.IsPinned(""), "an empty CRI-O pattern pins nothing")
+}

@@ -24,12 +24,13 @@ func (r *resolver) offer(rank int, f Fix) {
 	}
 }
 
-// offerConflict offers the last recorded conflict's change as a fix: action
-// at the place its first side names, in its words.
-func (r *resolver) offerConflict(rank int, action Action) {
+// offerConflict offers the last recorded conflict's change as a fix: f's
+// action (with its To or Component) at the place the conflict's first side
+// names, in the conflict's words.
+func (r *resolver) offerConflict(rank int, f Fix) {
 	c := r.res.Conflicts[len(r.res.Conflicts)-1]
-	r.offer(rank, Fix{Answers: c.Kind, Action: action, Path: c.A.Path, Line: c.A.Line, Key: c.A.Key,
-		From: c.A.Image, Message: c.Message})
+	f.Answers, f.Path, f.Line, f.Key, f.From, f.Message = c.Kind, c.A.Path, c.A.Line, c.A.Key, c.A.Image, c.Message
+	r.offer(rank, f)
 }
 
 // editSandbox offers to write to in place of the sandbox image where the

@@ -153,7 +153,10 @@ type Result struct {
 	// PinMode is pin.CRIOCompat for CRI-O, pin.Strict otherwise.
 	PinMode pin.Mode `json:"pinMode"`
 	// Prepull are the images an installer must pull for this node to work
-	// offline, de-duplicated alias-aware.
+	// offline: every exact name a consumer on the node looks up, merged
+	// only when identical, so two spellings of one image are both listed
+	// (each consumer compares strings), with a PrepullTwoNames note on
+	// storing the image under both.
 	Prepull []string `json:"prepull"`
 	// Versions are the versions of the runtime, the kubelet and kubeadm
 	// that Resolve found, each with where it was read; the one used for a
@@ -489,7 +492,7 @@ func (r *resolver) runtimeImage() {
 				a = candidateOf(p.At, ContainerdConfig, RuntimeUses)
 			}
 			r.conflict(Note{Kind: ConfigMistake, Component: runtimeContainerd, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
-			r.offerConflict(rankOther, ActionEdit)
+			r.offerConflict(rankOther, Fix{Action: ActionEdit})
 		}
 	}
 	if r.crio != nil {
@@ -502,7 +505,7 @@ func (r *resolver) runtimeImage() {
 		for _, p := range r.crio.Problems {
 			a := candidateOf(p.At, CRIOConfig, RuntimeUses)
 			r.conflict(Note{Kind: ConfigMistake, Component: runtimeCRIO, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
-			r.offerConflict(rankOther, ActionEdit)
+			r.offerConflict(rankOther, Fix{Action: ActionEdit})
 		}
 	}
 	if r.crid != nil {
@@ -555,8 +558,7 @@ func (r *resolver) runtimeImage() {
 					"or runs with another config; restart %s or change the value at %s",
 					r.runtime, liveCand.Image, r.fileCand.Origin, r.fileCand.Image, r.runtime, r.runtime, r.fileCand.Origin))
 			if restart {
-				r.offerConflict(rankOther, ActionRestart)
-				r.res.Fix.Component = r.runtime
+				r.offerConflict(rankOther, Fix{Action: ActionRestart, Component: r.runtime})
 			}
 		} else if defCand != nil {
 			if r.relate(liveCand.Image, defCand.Image) == relDiffer {
@@ -713,7 +715,7 @@ func (r *resolver) containerdVersionChecks() {
 		r.conflict(r.rt(ContainerdConfigVersion, at.Origin), at, Candidate{},
 			"%s is a version %d config, which containerd %s (1.x) does not accept: containerd fails to start; "+
 				"write a version 2 config or upgrade containerd to 2.x", r.ctr.Path, r.ctr.Version, r.runtimeVer)
-		r.offerConflict(rankStops, ActionEdit)
+		r.offerConflict(rankStops, Fix{Action: ActionEdit})
 	case known && v.Major == 2 && !containerdConfig4(v) && r.ctr.Version >= 4:
 		// 2.2.9: "expected containerd config version equal to or less
 		// than `3`, got `4`" (seen live); version.ConfigVersion is 3 in
@@ -722,7 +724,7 @@ func (r *resolver) containerdVersionChecks() {
 			"%s is a version %d config, which containerd %s accepts only from 2.3 on: containerd fails to start; "+
 				"write a version 3 config (or run `containerd config migrate` with this containerd) or upgrade containerd",
 			r.ctr.Path, r.ctr.Version, r.runtimeVer)
-		r.offerConflict(rankStops, ActionEdit)
+		r.offerConflict(rankStops, Fix{Action: ActionEdit})
 	case known && v.Major >= 2 && r.ctr.Migrated && r.ctr.Sandbox != nil:
 		// `containerd config migrate` prints the loaded config with
 		// version = version.ConfigVersion (cmd/containerd/command/config.go,
@@ -826,7 +828,7 @@ func (r *resolver) checkKubelet() {
 		for i, c := range cands {
 			at := r.kubelet.SandboxArgs[i]
 			r.conflict(Note{Kind: KubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: at.Origin()}, c, Candidate{}, rejects, kubeletVer, config.KubeletSandboxFlag, strings.Fields(at.Key)[0], at.Origin())
-			r.offerConflict(rankStops, ActionRemove)
+			r.offerConflict(rankStops, Fix{Action: ActionRemove})
 		}
 		return
 	case ignored:
@@ -857,10 +859,9 @@ func (r *resolver) checkKubelet() {
 			"the sandbox image may be deleted; %s",
 			eff.Image, config.KubeletSandboxFlag, eff.Origin, r.runtime, r.winner.Image, r.winner.Origin, change))
 	if differs && known {
-		r.offerConflict(rankOther, ActionEdit)
-		r.res.Fix.To = r.winner.Image
+		r.offerConflict(rankOther, Fix{Action: ActionEdit, To: r.winner.Image})
 	} else if differs {
-		r.offerConflict(rankOther, ActionRemove)
+		r.offerConflict(rankOther, Fix{Action: ActionRemove})
 	}
 }
 
@@ -940,7 +941,7 @@ func (r *resolver) checkReferences() {
 				refuses = "CRI-O refuses to start with it; "
 			}
 			r.conflict(Note{Kind: InvalidReference, Origin: c.Origin}, c, Candidate{}, "%s at %s is not a valid image reference (%v): %scorrect it", c.Image, c.Origin, err, refuses)
-			r.offerConflict(rankStops, ActionEdit)
+			r.offerConflict(rankStops, Fix{Action: ActionEdit})
 		}
 	}
 }

@@ -240,15 +240,10 @@ func TestResolveNodes(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantImage, res.SandboxImage, "SandboxImage")
 			assert.Equal(t, tt.wantRuntime, res.Runtime, "Runtime")
-			var winner *Candidate
-			for i, c := range res.Candidates {
-				if c.Image == res.SandboxImage && c.Role == RuntimeUses && winner == nil {
-					winner = &res.Candidates[i]
-				}
-			}
-			if assert.NotNil(t, winner, "winning candidate") {
-				assert.Equal(t, tt.wantWinner, winner.Source, "winner source")
-			}
+			assert.Equal(t, tt.wantWinner, res.Winner.Source, "winner source")
+			assert.Equal(t, res.SandboxImage, res.Winner.Image, "the winner states the sandbox image")
+			assert.Contains(t, res.Candidates, res.Winner, "the winner is a candidate")
+			assertKinds(t, res)
 			var msgs []string
 			for _, c := range res.Conflicts {
 				msgs = append(msgs, c.Message)

@@ -29,7 +29,7 @@ func commands() []command {
 		{"check", "whether images are pinned, and by which rule", runCheck, 0},
 		{"normalize", "the canonical form of image references", runNormalize, 0},
 		{"audit", "the runtime's images: its own pinned flag beside sandboxpin's verdict", runAudit, 0},
-		{"serve", "a Prometheus exporter of the audit, for a DaemonSet", runServe, 0},
+		{"serve", "a Prometheus exporter of the audit, for a DaemonSet", runServe, serveExitGrace},
 		{"shim", "a CRI proxy that pins the sandbox image for runtimes that do not", runShim, shimExitGrace},
 		{"prepull", "the images an installer must pre-pull for this node", runPrepull, 0},
 		{"version", "the version of this program", runVersion, 0},

@@ -32,6 +32,11 @@ const (
 	// shutdownWait bounds a clean stop: docs/design.md (Budgets) wants the command gone
 	// within 1 s of SIGTERM.
 	shutdownWait = 800 * time.Millisecond
+	// serveExitGrace is serve's exit grace (see exitGrace): a clean stop
+	// takes up to shutdownWait and then the running audit's end, which its
+	// cancelled context brings within milliseconds; the process still ends
+	// within a second of the signal.
+	serveExitGrace = shutdownWait + 150*time.Millisecond
 )
 
 // serveConfig is what serve needs; runServe fills it from flags and the

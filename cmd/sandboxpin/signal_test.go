@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"net"
 	"os"
@@ -193,5 +194,64 @@ func TestHostileRootCLI(t *testing.T) {
 				assert.NotContains(t, stdout.String()+stderr.String(), tt.notWant)
 			}
 		})
+	}
+}
+
+// TestServeStopMidScrape stops serve with SIGTERM while a scrape's request
+// is still arriving: the clean stop waits for it for shutdownWait, and must
+// finish before the process's exit grace runs out, so serve exits 0, within
+// a second.
+func TestServeStopMidScrape(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "sandboxpin")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, string(out))
+	e, _ := silentRuntime(t)
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--min-interval", "0", "--root", t.TempDir(), "--runtime-endpoint", e)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	addr := make(chan string, 1)
+	var log bytes.Buffer
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if _, a, ok := strings.Cut(sc.Text(), "msg=serving addr="); ok {
+				addr <- strings.Fields(a)[0]
+			}
+		}
+	}()
+	var url string
+	select {
+	case a := <-addr:
+		url = "http://" + a + "/metrics"
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	// A scrape whose request is still arriving: the HTTP server waits for
+	// it until shutdownWait, as for any request in flight.
+	conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	_, err = conn.Write([]byte("GET /metrics HTTP/1.1\r\nHost: x\r\n"))
+	require.NoError(t, err)
+	time.Sleep(300 * time.Millisecond)
+	sent := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+		took := time.Since(sent)
+		<-logged
+		t.Logf("ended %v after SIGTERM", took.Round(time.Millisecond))
+		assert.Less(t, took, time.Second)
+		assert.Equal(t, exitOK, cmd.ProcessState.ExitCode(), "a clean stop; log:\n%s", log.String())
+	case <-time.After(5 * time.Second):
+		t.Fatal("still running 5s after SIGTERM")
 	}
 }

@@ -1,0 +1,205 @@
+package audit
+
+import (
+	"context"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/reference"
+	"github.com/sandboxpin/sandboxpin/resolve"
+)
+
+// image is a CRI image as a runtime lists it.
+type image struct {
+	id      string
+	tags    []string
+	digests []string
+	pinned  bool
+}
+
+func (i image) GetId() string            { return i.id } //nolint:revive // the cri-api getter name
+func (i image) GetRepoTags() []string    { return i.tags }
+func (i image) GetRepoDigests() []string { return i.digests }
+func (i image) GetPinned() bool          { return i.pinned }
+
+const (
+	stored = "registry.k8s.io/pause:3.10.1"
+	alias  = "k8s.gcr.io/pause:3.10.1"
+	mirror = "harbor.example.com/mirror/pause:3.10.1"
+)
+
+// containerd3 is a version 3 containerd config whose sandbox image is img
+// (line 3).
+func containerd3(img string) fstest.MapFS {
+	return fstest.MapFS{"etc/containerd/config.toml": {Data: []byte(
+		"version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"" + img + "\"\n")}}
+}
+
+// containerd2 is a version 2 containerd config whose sandbox image is img.
+func containerd2(img string) fstest.MapFS {
+	return fstest.MapFS{"etc/containerd/config.toml": {Data: []byte(
+		"version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"" + img + "\"\n")}}
+}
+
+// resolveNode resolves root with opts.
+func resolveNode(t *testing.T, root fstest.MapFS, opts resolve.Options) *resolve.Result {
+	t.Helper()
+	opts.Root = root
+	res, err := resolve.Resolve(context.Background(), opts)
+	require.NoError(t, err)
+	return res
+}
+
+func TestJudge(t *testing.T) {
+	t.Parallel()
+	mirrored, err := reference.DefaultAliases().With(reference.Alias{From: "harbor.example.com/mirror", To: "registry.k8s.io"})
+	require.NoError(t, err)
+	tests := []struct {
+		name     string
+		root     fstest.MapFS    // the node's files
+		opts     resolve.Options // besides Root
+		images   []image         // ListImages
+		stored   bool            // the runtime's own lookup of the configured name finds it
+		want     Status
+		wantAs   string   // Sandbox.StoredAs
+		wantSp   Spelling // Sandbox.Spelling
+		wantKind []resolve.Kind
+		wantFix  *resolve.Fix // Answers, Action, Path, Line, To, Version compared; nil: no fix
+		wantMsg  string       // the fix's message, when not ""
+	}{
+		{
+			name: "pinned as configured", root: containerd3(stored), opts: resolve.Options{RuntimeVersion: "2.2.9"},
+			images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}}, stored: true,
+			want: OK, wantAs: stored, wantSp: SpellingExact,
+		},
+		{
+			// A mirror's tag listed first: the name that matched is the
+			// configured one, not the first tag.
+			name: "the matched tag, not the first", root: containerd2(stored), opts: resolve.Options{RuntimeVersion: "1.6.20"},
+			images: []image{{id: "sha256:1", tags: []string{mirror, stored}}}, stored: true,
+			want: Unpinned, wantAs: stored, wantSp: SpellingExact, wantKind: []resolve.Kind{SandboxUnpinned},
+			wantFix: &resolve.Fix{Answers: resolve.ContainerdNeverPins, Action: resolve.ActionUpgrade, Version: "1.6.29"},
+			wantMsg: "no configuration can: containerd 1.6.20 never reports Image.pinned",
+		},
+		{
+			name: "an alias spelling, unpinned", root: containerd3(alias), opts: resolve.Options{RuntimeVersion: "2.4.2"},
+			images: []image{{id: "sha256:1", tags: []string{"docker.io/library/busybox:1", stored}}},
+			want:   Unpinned, wantAs: stored, wantSp: SpellingAlias, wantKind: []resolve.Kind{SandboxUnpinned, SandboxNotStoredAsConfigured},
+			wantFix: &resolve.Fix{Answers: SandboxUnpinned, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+			wantMsg: "configure the sandbox image as " + stored + ", the name it is stored under, in place of " + alias + " (/etc/containerd/config.toml:3)",
+		},
+		{
+			name: "an alias spelling, pinned through a shim", root: containerd3(alias), opts: resolve.Options{RuntimeVersion: "2.4.2"},
+			images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
+			want:   NotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias, wantKind: []resolve.Kind{SandboxNotStoredAsConfigured},
+			wantFix: &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+		},
+		{
+			// Never advise to configure a name on the frozen registry.
+			name: "stored only on the frozen registry", root: containerd3(stored), opts: resolve.Options{RuntimeVersion: "2.4.2"},
+			images: []image{{id: "sha256:1", tags: []string{alias}}},
+			want:   Unpinned, wantAs: alias, wantSp: SpellingAlias, wantKind: []resolve.Kind{SandboxUnpinned, SandboxNotStoredAsConfigured},
+			wantFix: &resolve.Fix{Answers: SandboxUnpinned, Action: resolve.ActionPull, To: stored},
+			wantMsg: "pull " + stored + " through the runtime's CRI (`crictl pull " + stored + "`)",
+		},
+		{
+			name: "absent", root: containerd3(stored), opts: resolve.Options{RuntimeVersion: "2.4.2"},
+			images: []image{{id: "sha256:2", tags: []string{"docker.io/library/busybox:1"}}},
+			want:   Absent, wantKind: []resolve.Kind{SandboxAbsent},
+			wantFix: &resolve.Fix{Answers: SandboxAbsent, Action: resolve.ActionPull, To: stored},
+		},
+		{
+			// Present only through an alias of the Result's own: the
+			// default aliases do not know the mirror.
+			name: "the result's aliases", root: containerd3(mirror), opts: resolve.Options{RuntimeVersion: "2.4.2", Aliases: mirrored},
+			images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
+			want:   NotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias, wantKind: []resolve.Kind{SandboxNotStoredAsConfigured},
+			wantFix: &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+		},
+		{
+			// CRI-O pins a name equal up to case, but looks up the
+			// configured string (TestCRIOLive in cmd).
+			name: "letter case on CRI-O",
+			root: fstest.MapFS{"etc/crio/crio.conf": {Data: []byte("[crio.image]\npause_image = \"REGISTRY.K8S.IO/pause:3.10.1\"\n")}},
+			opts: resolve.Options{RuntimeVersion: "1.36.3"}, images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
+			want: NotStoredAsConfigured, wantAs: stored, wantSp: SpellingCase, wantKind: []resolve.Kind{SandboxNotStoredAsConfigured},
+			wantFix: &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/crio/crio.conf", Line: 2, To: stored},
+		},
+		{
+			name: "by image ID", root: containerd3("sha256:" + hex64), opts: resolve.Options{RuntimeVersion: "2.4.2"},
+			images: []image{{id: "sha256:" + hex64, tags: []string{stored}, pinned: true}}, stored: true,
+			want: OK, wantAs: "sha256:" + hex64, wantSp: SpellingExact,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := resolveNode(t, tt.root, tt.opts)
+			v, err := Judge(res, tt.images, tt.stored)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, v.Status)
+			assert.Equal(t, tt.want == OK, v.Protected())
+			assert.Equal(t, tt.want != Absent, v.Sandbox.Present)
+			assert.Equal(t, tt.wantAs, v.Sandbox.StoredAs)
+			assert.Equal(t, tt.wantSp, v.Sandbox.Spelling)
+			var kinds []resolve.Kind
+			for _, f := range v.Findings {
+				kinds = append(kinds, f.Kind)
+				assert.NotEmpty(t, f.Message)
+			}
+			assert.Equal(t, tt.wantKind, kinds)
+			if tt.wantFix == nil {
+				assert.Nil(t, v.Fix)
+				return
+			}
+			require.NotNil(t, v.Fix)
+			got := resolve.Fix{Answers: v.Fix.Answers, Action: v.Fix.Action, Path: v.Fix.Path, Line: v.Fix.Line, To: v.Fix.To, Version: v.Fix.Version}
+			assert.Equal(t, *tt.wantFix, got)
+			assert.Contains(t, v.Fix.Message, tt.wantMsg)
+		})
+	}
+}
+
+const hex64 = "7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"
+
+// TestJudgeCounts checks the must-pin and unprotected counts and the
+// finding for an image other than the sandbox image that the node's rules
+// pin and the runtime does not.
+func TestJudgeCounts(t *testing.T) {
+	t.Parallel()
+	res := &resolve.Result{Runtime: "containerd", SandboxImage: stored, Pins: []string{stored, "busybox:1"}, Conflicts: make([]resolve.Conflict, 2)}
+	images := []image{
+		{id: "sha256:1", tags: []string{stored}, pinned: true},
+		{id: "sha256:2", tags: []string{"docker.io/library/busybox:1"}},
+		{id: "sha256:3", tags: []string{"docker.io/library/nginx:1"}},
+	}
+	v, err := Judge(res, images, true)
+	require.NoError(t, err)
+	assert.Equal(t, OK, v.Status, "the status speaks of the sandbox image")
+	assert.Equal(t, 2, v.MustPin)
+	assert.Equal(t, 1, v.Unprotected)
+	assert.Equal(t, 2, v.Conflicts)
+	require.Len(t, v.Findings, 1)
+	assert.Equal(t, ImageUnprotected, v.Findings[0].Kind)
+	require.Len(t, v.Images, 3)
+	assert.True(t, v.Images[0].Sandbox)
+	assert.Equal(t, &Rule{Pattern: "busybox:1", Source: "node (containerd)", Name: "docker.io/library/busybox:1"}, v.Images[1].Rule)
+	assert.Nil(t, v.Images[2].Rule)
+	assert.False(t, v.Images[2].MustPin)
+}
+
+func TestJudgeNoSandboxImage(t *testing.T) {
+	t.Parallel()
+	for _, res := range []*resolve.Result{nil, {}, {Runtime: "containerd"}} {
+		v, err := Judge[image](res, nil, false)
+		assert.Nil(t, v)
+		assert.ErrorIs(t, err, ErrNoSandboxImage)
+	}
+	res := resolveNode(t, fstest.MapFS{"etc/containerd/config.toml": {Data: []byte("version = 3\n")}}, resolve.Options{})
+	_, err := Judge[image](res, nil, false)
+	require.ErrorIs(t, err, ErrNoSandboxImage)
+	assert.Contains(t, err.Error(), "cannot tell containerd's sandbox image", "the result's note says why")
+}

@@ -1,0 +1,204 @@
+package resolve
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodetest"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
+)
+
+// assertKinds checks that every note and conflict of res has a kind.
+func assertKinds(t *testing.T, res *Result) {
+	t.Helper()
+	for _, n := range res.Notes {
+		assert.NotEmpty(t, n.Kind, "note %q", n.Message)
+	}
+	for _, c := range res.Conflicts {
+		assert.NotEmpty(t, c.Kind, "conflict %q", c.Message)
+	}
+}
+
+// TestFactKinds checks that every release fact has its own kind.
+func TestFactKinds(t *testing.T) {
+	t.Parallel()
+	require.Len(t, factKinds, int(releases.KubeletRejectsFlag)+1)
+	seen := map[Kind]bool{}
+	for f, k := range factKinds {
+		assert.NotEmpty(t, k, "fact %d", f)
+		assert.False(t, seen[k], "kind %q twice", k)
+		assert.Equal(t, strings.ToLower(string(k)), string(k))
+		seen[k] = true
+	}
+}
+
+// sampleNode is examples/testdata/node: a version 3 containerd config whose
+// sandbox image is spelled on k8s.gcr.io, and a kubelet flag for another.
+var sampleNode = map[string]string{
+	"etc/containerd/config.toml":        "version = 3\n\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"k8s.gcr.io/pause:3.10.1\"\n",
+	"var/lib/kubelet/kubeadm-flags.env": "KUBELET_KUBEADM_ARGS=\"--pod-infra-container-image=registry.k8s.io/pause:3.9\"\n",
+}
+
+func TestFix(t *testing.T) {
+	t.Parallel()
+	const sandboxKey = `plugins."io.containerd.cri.v1.images".pinned_images.sandbox`
+	tests := []struct {
+		name         string
+		files        map[string]string
+		opts         Options
+		want         Fix      // Message is a substring
+		wantKinds    []Kind   // kinds some note or conflict has
+		wantConflict string   // a substring of the first conflict
+		wantVersions []string // "component version used assumed" of Versions
+	}{
+		{
+			// Versions unknown: the change right at every version, never
+			// the k8s.gcr.io spelling, and the flag removed, not set.
+			name: "the sample node", files: sampleNode,
+			want: Fix{Answers: ContainerdAliasNeverPinned, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey,
+				From: "k8s.gcr.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10.1", Message: "set the sandbox image at /etc/containerd/config.toml:4"},
+			wantKinds:    []Kind{VersionUnknown, ContainerdAliasNeverPinned, FrozenRegistry, KubeletFlagSet, KubeletFlagDiffers},
+			wantConflict: "remove the flag from /var/lib/kubelet/kubeadm-flags.env (kubelet 1.29 to 1.34 ignore it",
+		},
+		{
+			name: "a kubelet that still reads the flag", files: sampleNode, opts: Options{RuntimeVersion: "2.2.9", KubeletVersion: "v1.28.4"},
+			want: Fix{Answers: ContainerdAliasNeverPinned, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey,
+				From: "k8s.gcr.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10.1"},
+			wantKinds:    []Kind{ContainerdAliasNeverPinned, FrozenRegistry, KubeletFlagDiffers},
+			wantConflict: "set the flag in /var/lib/kubelet/kubeadm-flags.env to k8s.gcr.io/pause:3.10.1, or remove it",
+		},
+		{
+			// The kubelet does not start: that comes first.
+			name: "a kubelet that rejects the flag", files: sampleNode, opts: Options{RuntimeVersion: "2.2.9", KubeletVersion: "1.35.0"},
+			want: Fix{Answers: KubeletRejectsFlag, Action: ActionRemove, Path: "/var/lib/kubelet/kubeadm-flags.env", Line: 1,
+				Key: "KUBELET_KUBEADM_ARGS --pod-infra-container-image", From: "registry.k8s.io/pause:3.9", Message: "will not start"},
+			wantKinds:    []Kind{KubeletRejectsFlag},
+			wantConflict: "kubelet 1.35.0 no longer has --pod-infra-container-image and will not start",
+		},
+		{
+			name:  "a release that never pins",
+			files: map[string]string{"etc/containerd/config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.k8s.io/pause:3.10.1\"\n"},
+			opts:  Options{RuntimeVersion: "1.6.20"},
+			want: Fix{Answers: ContainerdNeverPins, Action: ActionUpgrade, Component: "containerd", Version: "1.6.29",
+				Message: "upgrade containerd from 1.6.20 to 1.6.29 or later"},
+			wantKinds:    []Kind{ContainerdNeverPins},
+			wantVersions: []string{"containerd 1.6.20 true false"},
+		},
+		{
+			name: "kubeadm's version assumed from the config",
+			files: map[string]string{
+				"etc/containerd/config.toml": "version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"registry.k8s.io/pause:3.10.1\"\n",
+				"etc/kubeadm.yaml":           "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.33.1\n",
+			},
+			opts: Options{RuntimeVersion: "2.2.9", KubeadmConfigPath: "/etc/kubeadm.yaml"},
+			want: Fix{Answers: KubeadmDiffers, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 3,
+				From: "registry.k8s.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10"},
+			wantKinds:    []Kind{VersionAssumed, KubeadmDiffers},
+			wantVersions: []string{"containerd 2.2.9 true false", "kubeadm v1.33.1 true true"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts := tt.opts
+			opts.Root = nodetest.MapFS(tt.files)
+			res, err := Resolve(context.Background(), opts)
+			require.NoError(t, err)
+			assertKinds(t, res)
+			require.NotNil(t, res.Fix, "notes %q, conflicts %v", res.Notes, res.Conflicts)
+			got := *res.Fix
+			assert.Contains(t, got.Message, tt.want.Message)
+			got.Message, tt.want.Message = "", ""
+			if tt.want.Key == "" {
+				got.Key = ""
+			}
+			assert.Equal(t, tt.want, got)
+			kinds := map[Kind]bool{}
+			for _, n := range res.Notes {
+				kinds[n.Kind] = true
+			}
+			for _, c := range res.Conflicts {
+				kinds[c.Kind] = true
+			}
+			for _, k := range tt.wantKinds {
+				assert.True(t, kinds[k], "no finding of kind %q: notes %q", k, res.Notes)
+			}
+			if tt.wantConflict != "" && assert.NotEmpty(t, res.Conflicts) {
+				assert.Contains(t, res.Conflicts[0].Message, tt.wantConflict)
+			}
+			for _, want := range tt.wantVersions {
+				found := false
+				for _, v := range res.Versions {
+					found = found || strings.Join([]string{v.Component, v.Version, boolText(v.Used), boolText(v.Assumed)}, " ") == want
+				}
+				assert.True(t, found, "no version %q in %+v", want, res.Versions)
+			}
+		})
+	}
+}
+
+func boolText(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// TestNoFix checks that a node without a finding to act on has no fix.
+func TestNoFix(t *testing.T) {
+	t.Parallel()
+	res, err := Resolve(context.Background(), Options{
+		Root: nodetest.MapFS(map[string]string{"etc/containerd/config.toml": "version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"registry.k8s.io/pause:3.10.1\"\n"}),
+		Live: fakeLive{info: criinfo.Info{Runtime: "containerd", RuntimeVersion: "v2.2.9"}},
+	})
+	require.NoError(t, err)
+	assert.Nil(t, res.Fix, "notes %q", res.Notes)
+	assert.Equal(t, ContainerdConfig, res.Winner.Source)
+	assert.Equal(t, 3, res.Winner.Line)
+}
+
+// TestNoteJSON checks the JSON form of a note and a conflict: the kind is
+// there, under a stable key.
+func TestNoteJSON(t *testing.T) {
+	t.Parallel()
+	res, err := Resolve(context.Background(), Options{Root: nodetest.MapFS(sampleNode)})
+	require.NoError(t, err)
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	var got struct {
+		Notes []struct {
+			Kind    string `json:"kind"`
+			Message string `json:"message"`
+		} `json:"notes"`
+		Conflicts []struct {
+			Kind   string `json:"kind"`
+			Origin string `json:"origin"`
+		} `json:"conflicts"`
+		Fix struct {
+			Answers string `json:"answers"`
+			Action  string `json:"action"`
+			To      string `json:"to"`
+		} `json:"fix"`
+		Winner struct {
+			Key string `json:"key"`
+		} `json:"winner"`
+	}
+	require.NoError(t, json.Unmarshal(b, &got), string(b))
+	require.NotEmpty(t, got.Notes)
+	for _, n := range got.Notes {
+		assert.NotEmpty(t, n.Kind, n.Message)
+	}
+	require.Len(t, got.Conflicts, 1)
+	assert.Equal(t, "kubelet-flag-differs", got.Conflicts[0].Kind)
+	assert.Equal(t, "/var/lib/kubelet/kubeadm-flags.env:1", got.Conflicts[0].Origin)
+	assert.Equal(t, "containerd-alias-never-pinned", got.Fix.Answers)
+	assert.Equal(t, "edit", got.Fix.Action)
+	assert.Equal(t, "registry.k8s.io/pause:3.10.1", got.Fix.To)
+	assert.Equal(t, `plugins."io.containerd.cri.v1.images".pinned_images.sandbox`, got.Winner.Key)
+}
