@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/sandboxpin/sandboxpin/pin"
-	"github.com/sandboxpin/sandboxpin/reference"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
@@ -160,12 +159,16 @@ func Judge[I Image](res *resolve.Result, images []I, storedAsConfigured bool) (*
 		Images: make([]ImageVerdict, 0, len(images)), Conflicts: len(res.Conflicts), Findings: []resolve.Note{},
 	}
 	v.Sandbox.StoredAsConfigured = storedAsConfigured
-	norm := reference.NewNormalizer(res.Aliases())
+	// The sandbox image's other spellings, looked up as pin looks names up:
+	// canonical names without parsing. Nil when it is no reference (CRI-O
+	// starts with some such; resolve reports it): then only the exact
+	// string matches.
+	same, _ := pin.Compile([]string{res.SandboxImage}, pin.WithAliases(res.Aliases()))
 	var sandbox Image
 	for _, img := range images {
 		iv := ImageVerdict{ID: img.GetId(), Name: label(img), RuntimePinned: img.GetPinned()}
 		if sandbox == nil {
-			if name, sp, ok := matchName(norm, img, res.SandboxImage); ok {
+			if name, sp, ok := matchName(same, img, res.SandboxImage); ok {
 				sandbox, iv.Sandbox, iv.Name = img, true, name
 				v.Sandbox = Sandbox{Present: true, StoredAs: name, Spelling: sp, StoredAsConfigured: storedAsConfigured, Pinned: img.GetPinned()}
 			}
@@ -251,8 +254,9 @@ func (v *Verdict) aliasOnly() string {
 
 // matchName returns the name of img that is ref (its tags first, then its
 // digests, then its ID) and how it is spelled: the exact string if img
-// holds it, else one equal up to case, else the first equal under norm.
-func matchName(norm *reference.Normalizer, img Image, ref string) (string, Spelling, bool) {
+// holds it, else one equal up to case, else the first that same (ref
+// compiled as a Strict pattern) pins.
+func matchName(same *pin.Matcher, img Image, ref string) (string, Spelling, bool) {
 	tags, digests := img.GetRepoTags(), img.GetRepoDigests()
 	for _, names := range [][]string{tags, digests} {
 		for _, n := range names {
@@ -261,20 +265,20 @@ func matchName(norm *reference.Normalizer, img Image, ref string) (string, Spell
 			}
 		}
 	}
+	if img.GetId() == ref {
+		return ref, SpellingExact, true
+	}
 	for _, n := range tags {
-		if strings.EqualFold(n, ref) && norm.Equal(n, ref) {
+		if strings.EqualFold(n, ref) && same.IsPinned(n) {
 			return n, SpellingCase, true
 		}
 	}
-	for _, names := range [][]string{tags, digests} {
+	for _, names := range [][]string{tags, digests, {img.GetId()}} {
 		for _, n := range names {
-			if norm.Equal(n, ref) {
+			if same.IsPinned(n) {
 				return n, SpellingAlias, true
 			}
 		}
-	}
-	if img.GetId() == ref {
-		return ref, SpellingExact, true
 	}
 	return "", "", false
 }
