@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -38,7 +37,7 @@ func TestNodeLoaderRules(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
 			conf := filepath.Join(root, "etc", "crio", "crio.conf")
-			require.NoError(t, os.MkdirAll(filepath.Dir(conf), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Dir(conf), 0o750))
 			require.NoError(t, os.WriteFile(conf, []byte("[crio.image]\npause_image = \""+tt.pause+"\"\n"), 0o600))
 			sock := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "cri-o", RuntimeVersion: "1.36.3"})
 			extra, err := pin.Compile(tt.extra)
@@ -48,7 +47,15 @@ func TestNodeLoaderRules(t *testing.T) {
 			m, err := load(context.Background())
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantRules, m.Len(), "rules of the loaded matcher")
-			assert.InDelta(t, float64(tt.wantRules), testutil.ToFloat64(met.rules), 0, "sandboxpin_shim_rules")
+			fams, err := met.reg.Gather()
+			require.NoError(t, err)
+			var got float64 = -1
+			for _, f := range fams {
+				if f.GetName() == metricRules {
+					got = f.GetMetric()[0].GetGauge().GetValue()
+				}
+			}
+			assert.InDelta(t, float64(tt.wantRules), got, 0, metricRules)
 		})
 	}
 }

@@ -245,9 +245,10 @@ func TestServeStopMidScrape(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	select {
-	case <-exited:
+	case err := <-exited:
 		took := time.Since(sent)
 		<-logged
+		t.Logf("Wait: %v", err)
 		t.Logf("ended %v after SIGTERM", took.Round(time.Millisecond))
 		assert.Less(t, took, time.Second)
 		assert.Equal(t, exitOK, cmd.ProcessState.ExitCode(), "a clean stop; log:\n%s", log.String())

@@ -88,7 +88,7 @@ func fakeNode() (endpoint, root string, stop func()) {
 	runtimeapi.RegisterImageServiceServer(srv, rt)
 	go func() { _ = srv.Serve(lis) }()
 	root = filepath.Join(dir, "root")
-	if err := os.Mkdir(root, 0o755); err != nil {
+	if err := os.Mkdir(root, 0o750); err != nil {
 		panic(err)
 	}
 	return "unix://" + lis.Addr().String(), root, func() { srv.Stop(); _ = os.RemoveAll(dir) }
