@@ -2,43 +2,61 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
 
 	"github.com/sandboxpin/sandboxpin/audit"
 	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 )
 
-func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+func newAuditCmd(ctx context.Context) *cobra.Command {
 	var n nodeFlags
-	n.register(fs, false)
-	output := fs.String("o", "text", "output format: text; prometheus (text exposition for node_exporter's textfile collector); summary (the verdict in one line, for node-problem-detector). Same exit codes")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: sandboxpin audit [--runtime-endpoint URL] [--root DIR] [-o text|prometheus|summary]")
-		fmt.Fprintln(fs.Output(), "\nLists the runtime's images with its own pinned flag beside sandboxpin's verdict, and looks the sandbox image up alias-aware. Exit 0 when the sandbox image is present and the runtime pins it, 1 when it is absent or not pinned (the kubelet's image GC may delete it), 2 on error.")
-		fs.PrintDefaults()
+	c := &cobra.Command{
+		Use:   "audit",
+		Short: "The node's verdict: the runtime's images, its own pinned flag beside sandboxpin's rules",
+		Long: "Lists the runtime's images with its own pinned flag beside the rule that should pin each, looks the\n" +
+			"sandbox image up alias-aware, and gives the verdict and the one fix. Live, it asks the runtime's socket;\n" +
+			"offline, --images reads what `crictl images -o json` printed on the node, beside --root.\n\n" +
+			"Formats: text; json and yaml (the verdict as data); prometheus (the text exposition, for\n" +
+			"node_exporter's textfile collector); summary (the verdict in one line, for node-problem-detector).\n\n" +
+			"Exit 0 when the sandbox image is stored as configured and the runtime pins it, 1 when it is absent,\n" +
+			"unpinned or stored only under another spelling (the kubelet's image GC may delete it, or an offline\n" +
+			"pod start fails), 2 on error, 3 when the sandbox image cannot be told.",
+		Example: "  sandboxpin audit\n" +
+			"  crictl images -o json > images.json && sandboxpin audit --images images.json --root /",
+		Args: noArgs,
 	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	n.register(c.Flags(), false)
+	c.Flags().StringVar(&n.images, "images", "", "audit offline from `FILE`, the JSON `crictl images -o json` prints (no socket is asked)")
+	out := addOutput(c, "text", "json", "yaml", "prometheus", "summary")
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if err := out.check(); err != nil {
+			return err
+		}
+		w := c.OutOrStdout()
+		a := auditNode(ctx, &n)
+		switch out.format {
+		case "prometheus":
+			return auditPrometheus(w, a)
+		case "summary":
+			// node-problem-detector reads stdout only: the verdict,
+			// or why there is none, comes first.
+			fmt.Fprintln(w, a.summary())
+		}
+		if a.Err != nil {
+			return a.Err
+		}
+		if ok, err := out.data(w, a.Verdict); err != nil {
+			return fail(exitError, "%v", err)
+		} else if !ok && out.format == "text" {
+			printVerdict(w, a.Verdict)
+		}
+		return exit(a.exitCode())
 	}
-	switch *output {
-	case "text":
-	case "prometheus":
-		return auditPrometheus(ctx, &n, stdout, stderr)
-	case "summary":
-		return auditSummary(ctx, &n, stdout, stderr)
-	default:
-		return fail(stderr, "audit: -o %q: want text, prometheus or summary", *output)
-	}
-	a := auditNode(ctx, &n)
-	if a.Err != nil {
-		return fail(stderr, "audit: %v", a.Err)
-	}
-	printVerdict(stdout, a.Verdict)
-	return a.exitCode()
+	return c
 }
 
 // printVerdict writes audit's text: every image with the runtime's own

@@ -4,19 +4,27 @@
 //
 // Usage:
 //
-//	sandboxpin resolve  [--root DIR] [--runtime-endpoint URL] [--runtime-version V] [--kubeadm-version V] [-o text|json]
-//	sandboxpin check    [--pin PATTERN]... [--resolve] [--root DIR] IMAGE...
-//	sandboxpin normalize REF...
-//	sandboxpin audit    [--runtime-endpoint URL] [--root DIR] [-o text|prometheus|summary]
-//	sandboxpin serve    [--listen ADDR] [--interval D] [--min-interval D] [--runtime-endpoint URL] [--root DIR]
-//	sandboxpin shim     --listen unix:///path --runtime-endpoint URL [--pin PATTERN]... [--root DIR] [--metrics-listen ADDR]
-//	sandboxpin prepull  [--root DIR] [--kubeadm-version V]
-//	sandboxpin version
+//	sandboxpin resolve   [--root DIR] [--runtime-endpoint URL] [--runtime-version V] [--kubeadm-version V] [-o text|json|yaml]
+//	sandboxpin check     [--pin PATTERN]... [--resolve] [--root DIR] [-o text|json|yaml] IMAGE...
+//	sandboxpin normalize [--familiar] [-o text|json|yaml] REF...
+//	sandboxpin audit     [--runtime-endpoint URL | --images FILE] [--root DIR] [-o text|json|yaml|prometheus|summary]
+//	sandboxpin serve     [--listen ADDR] [--interval D] [--min-interval D] [--runtime-endpoint URL] [--root DIR]
+//	sandboxpin shim      --listen unix:///path --runtime-endpoint URL [--pin PATTERN]... [--root DIR] [--metrics-listen ADDR]
+//	sandboxpin prepull   [--root DIR] [--kubeadm-version V] [-o text|json|yaml]
+//	sandboxpin version   (or --version)
+//	sandboxpin completion bash|zsh|fish
 //
-// Exit codes: 0 success; 1 a check failed (an image is not pinned, the
-// sandbox image is not protected); 2 an error (bad flags, unreadable
-// config, unreachable runtime). Run "sandboxpin COMMAND --help" for the
-// flags of each command.
+// The commands are built on spf13/cobra and pflag, as kubectl's are: help
+// on stdout (exit 0), flags anywhere on the line, usage mistakes on stderr
+// (exit 2). Exit codes: 0 success; 1 a verdict (an image is not pinned,
+// the sandbox image is not protected); 2 an error (a usage mistake, an
+// unreadable config, an unreachable runtime); 3 the sandbox image cannot be
+// told (no runtime found, or none names it and its version is unknown).
+//
+// audit renders package audit's Verdict, and resolve the resolve.Result:
+// the command keeps flags, I/O and rendering, and decides nothing by
+// reading a message. audit --images reads what `crictl images -o json`
+// printed on the node, to audit offline beside --root.
 //
 // prepull prints, one a line, every exact image name that something on the
 // node looks up: the runtime's sandbox image as configured, kubeadm's pause

@@ -144,8 +144,8 @@ func TestHostileRuntimeAudit(t *testing.T) {
 			}
 			assert.Empty(t, stdout)
 			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %.2000s", stderr)
-			assert.True(t, strings.HasPrefix(stderr, "sandboxpin: audit: resolve: live runtime: cri: "+endpoint+": ") ||
-				strings.HasPrefix(stderr, "sandboxpin: audit: cri: "+endpoint+": "), "names the runtime: %.300s", stderr)
+			assert.True(t, strings.HasPrefix(stderr, "sandboxpin audit: resolve: live runtime: cri: "+endpoint+": ") ||
+				strings.HasPrefix(stderr, "sandboxpin audit: cri: "+endpoint+": "), "names the runtime: %.300s", stderr)
 			assert.Contains(t, stderr, tt.wantErr)
 			assert.Less(t, len(stderr), 512, "the error does not quote the runtime's answer")
 		})

@@ -19,6 +19,9 @@ import (
 
 const sampleNode = "../../examples/testdata/node"
 
+// hexID is an image ID's hex digits.
+const hexID = "7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"
+
 // runCmd runs the command in-process and returns its exit code and output.
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -29,6 +32,7 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 
 func TestCommands(t *testing.T) {
 	t.Parallel()
+	emptyDir := t.TempDir()
 	tests := []struct {
 		name       string
 		args       []string
@@ -36,9 +40,22 @@ func TestCommands(t *testing.T) {
 		wantOut    []string // substrings of stdout
 		wantErrOut []string // substrings of stderr
 	}{
-		{name: "no args", args: nil, wantCode: exitError, wantErrOut: []string{"Usage: sandboxpin COMMAND"}},
-		{name: "help", args: []string{"--help"}, wantCode: exitOK, wantErrOut: []string{"prepull"}},
-		{name: "unknown", args: []string{"frobnicate"}, wantCode: exitError, wantErrOut: []string{`unknown command "frobnicate"`}},
+		// Help on stdout, exit 0; usage mistakes on stderr, exit 2.
+		{name: "no args", args: nil, wantCode: exitOK, wantOut: []string{"Usage:\n  sandboxpin [command]", "Exit codes: 0 success"}},
+		{name: "help", args: []string{"--help"}, wantCode: exitOK, wantOut: []string{"prepull", "completion"}},
+		{name: "-h", args: []string{"-h"}, wantCode: exitOK, wantOut: []string{"Available Commands"}},
+		{name: "help command", args: []string{"help", "audit"}, wantCode: exitOK, wantOut: []string{"--images FILE"}},
+		{name: "--version", args: []string{"--version"}, wantCode: exitOK, wantOut: []string{"sandboxpin "}},
+		{name: "unknown", args: []string{"frobnicate"}, wantCode: exitError, wantErrOut: []string{`unknown command "frobnicate"`, "sandboxpin --help"}},
+		{name: "flag before the command", args: []string{"--root", sampleNode, "resolve"}, wantCode: exitOK, wantOut: []string{"Sandbox image: k8s.gcr.io/pause:3.10.1"}},
+		{name: "stray argument", args: []string{"resolve", "node"}, wantCode: exitError, wantErrOut: []string{`unexpected argument "node"`, "sandboxpin resolve --help"}},
+		{name: "empty root", args: []string{"resolve", "--root", emptyDir}, wantCode: exitError, wantErrOut: []string{"is an empty directory"}},
+		{name: "no runtime in the root", args: []string{"resolve", "--root", "testdata/noruntime"}, wantCode: exitUnknown,
+			wantOut: []string{"Sandbox image: cannot be told (no runtime found)"}, wantErrOut: []string{"no container runtime found under testdata/noruntime", "--runtime-endpoint"}},
+		{name: "runtime without version", args: []string{"resolve", "--root", "testdata/default"}, wantCode: exitUnknown,
+			wantErrOut: []string{"cannot tell containerd's sandbox image", "give --runtime-version"}},
+		{name: "interspersed flags", args: []string{"check", "k8s.gcr.io/pause:3.10.1", "--pin", "registry.k8s.io/pause:3.10.1"}, wantCode: exitOK,
+			wantOut: []string{`k8s.gcr.io/pause:3.10.1: pinned by "registry.k8s.io/pause:3.10.1" (tag, --pin)`}},
 		{name: "resolve text", args: []string{"resolve", "--root", sampleNode}, wantCode: exitOK, wantOut: []string{
 			"Sandbox image: k8s.gcr.io/pause:3.10.1 (containerd)",
 			"/etc/containerd/config.toml:10",
@@ -47,9 +64,40 @@ func TestCommands(t *testing.T) {
 			"remove the flag from /var/lib/kubelet/kubeadm-flags.env",
 			"Fix: set the sandbox image at /etc/containerd/config.toml:10",
 		}},
-		{name: "resolve help", args: []string{"resolve", "--help"}, wantCode: exitOK, wantErrOut: []string{"-kubeadm-version"}},
-		{name: "resolve bad flag", args: []string{"resolve", "--nope"}, wantCode: exitError, wantErrOut: []string{"flag provided but not defined"}},
-		{name: "resolve bad output", args: []string{"resolve", "--root", sampleNode, "-o", "yaml"}, wantCode: exitError, wantErrOut: []string{`-o "yaml"`}},
+		{name: "resolve help", args: []string{"resolve", "--help"}, wantCode: exitOK, wantOut: []string{"--kubeadm-version VERSION", "--root DIR"}},
+		{name: "resolve bad flag", args: []string{"resolve", "--nope"}, wantCode: exitError, wantErrOut: []string{"unknown flag: --nope"}},
+		{name: "resolve bad output", args: []string{"resolve", "--root", sampleNode, "-o", "xml"}, wantCode: exitError, wantErrOut: []string{`--output "xml": want text, json, yaml`}},
+		{name: "resolve yaml", args: []string{"resolve", "--root", sampleNode, "-o", "yaml"}, wantCode: exitOK,
+			wantOut: []string{"sandboxImage: k8s.gcr.io/pause:3.10.1\n", "kind: kubelet-flag-differs\n", "  answers: containerd-alias-never-pinned\n"}},
+		{name: "prepull json", args: []string{"prepull", "--root", sampleNode, "--kubeadm-version", "v1.34.1", "-o", "json"}, wantCode: exitOK,
+			wantOut: []string{"\"prepull\": [\n    \"k8s.gcr.io/pause:3.10.1\",\n    \"registry.k8s.io/pause:3.10.1\"\n  ]", "\"kind\": \"prepull-two-names\""}},
+		{name: "prepull yaml", args: []string{"prepull", "--root", sampleNode, "-o", "yaml"}, wantCode: exitOK, wantOut: []string{"prepull:\n- k8s.gcr.io/pause:3.10.1\n"}},
+		{name: "normalize json", args: []string{"normalize", "-o", "json", "k8s.gcr.io/pause:3.9"}, wantCode: exitOK,
+			wantOut: []string{"\"canonical\": \"registry.k8s.io/pause:3.9\"", "\"familiar\": \"registry.k8s.io/pause:3.9\""}},
+		{name: "normalize yaml", args: []string{"normalize", "busybox", "-o", "yaml"}, wantCode: exitOK, wantOut: []string{"- canonical: docker.io/library/busybox:latest\n  familiar: busybox:latest\n  input: busybox\n"}},
+		{name: "normalize an image ID", args: []string{"normalize", "sha256:" + hexID}, wantCode: exitError, wantErrOut: []string{"is an image ID, not a reference"}},
+		{name: "check json", args: []string{"check", "--pin", "quay.io/*", "quay.io/x/y:1", "-o", "json"}, wantCode: exitOK,
+			wantOut: []string{"\"pinned\": true", "\"pattern\": \"quay.io/*\"", "\"kind\": \"glob\""}},
+		{name: "check yaml with the node", args: []string{"check", "--root", sampleNode, "-o", "yaml", "registry.k8s.io/pause:3.9"}, wantCode: exitCheck,
+			wantOut: []string{"node:\n  pinMode: strict\n  pins:\n  - k8s.gcr.io/pause:3.10.1\n", "pinned: false"}},
+		{name: "check says what it resolved", args: []string{"check", "--root", sampleNode, "registry.k8s.io/pause:3.9"}, wantCode: exitCheck,
+			wantErrOut: []string{"sandboxpin's rules (what a correct runtime pins, not the runtime's own flag): the node's (containerd, sandbox image k8s.gcr.io/pause:3.10.1)"}},
+		{name: "audit offline", args: []string{"audit", "--root", sampleNode, "--images", "testdata/offline/images.json"}, wantCode: exitCheck,
+			wantOut: []string{"registry.k8s.io/pause:3.10.1 (sandbox)  false", "FAIL: containerd does not pin its sandbox image k8s.gcr.io/pause:3.10.1 (stored as registry.k8s.io/pause:3.10.1)",
+				"FIX: configure the sandbox image as registry.k8s.io/pause:3.10.1, the name it is stored under, in place of k8s.gcr.io/pause:3.10.1 (/etc/containerd/config.toml:10)"}},
+		{name: "audit offline json", args: []string{"audit", "--root", sampleNode, "--images", "testdata/offline/images.json", "-o", "json"}, wantCode: exitCheck,
+			wantOut: []string{"\"status\": \"unpinned\"", "\"storedAs\": \"registry.k8s.io/pause:3.10.1\"", "\"spelling\": \"alias\""}},
+		{name: "audit offline yaml", args: []string{"audit", "--root", sampleNode, "--images", "testdata/offline/images.json", "-o", "yaml"}, wantCode: exitCheck,
+			wantOut: []string{"status: unpinned\n", "  action: edit\n"}},
+		{name: "audit offline summary", args: []string{"audit", "--root", sampleNode, "--images", "testdata/offline/images.json", "-o", "summary"}, wantCode: exitCheck,
+			wantOut: []string{"FAIL: containerd does not pin sandbox image k8s.gcr.io/pause:3.10.1 (stored as registry.k8s.io/pause:3.10.1)"}},
+		{name: "audit offline prometheus", args: []string{"audit", "--root", sampleNode, "--images", "testdata/offline/images.json", "-o", "prometheus"}, wantCode: exitCheck,
+			wantOut: []string{"sandboxpin_unprotected_images 1\n", "sandboxpin_sandbox_image_stored_as_configured 0\n"}},
+		{name: "audit bad images file", args: []string{"audit", "--root", sampleNode, "--images", "testdata/broken/etc/containerd/config.toml"}, wantCode: exitError,
+			wantErrOut: []string{"--images testdata/broken/etc/containerd/config.toml: offset", "crictl images -o json"}},
+		{name: "completion bash", args: []string{"completion", "bash"}, wantCode: exitOK, wantOut: []string{"bash completion V2 for sandboxpin"}},
+		{name: "completion zsh", args: []string{"completion", "zsh"}, wantCode: exitOK, wantOut: []string{"#compdef sandboxpin"}},
+		{name: "completion fish", args: []string{"completion", "fish"}, wantCode: exitOK, wantOut: []string{"fish completion for sandboxpin"}},
 		{name: "resolve bad root", args: []string{"resolve", "--root", "testdata/broken"}, wantCode: exitError, wantErrOut: []string{"etc/containerd/config.toml", ":3"}},
 		{name: "resolve runtime default", args: []string{"resolve", "--root", "testdata/default", "--runtime-version", "2.2.9"}, wantCode: exitOK, wantOut: []string{
 			"Sandbox image: registry.k8s.io/pause:3.10.1 (containerd)",
@@ -63,12 +111,12 @@ func TestCommands(t *testing.T) {
 		{name: "normalize bad", args: []string{"normalize", "ok:1", "Bad"}, wantCode: exitError, wantOut: []string{"docker.io/library/ok:1"}, wantErrOut: []string{"offset 0", "lowercase"}},
 		{name: "check pinned alias-aware", args: []string{"check", "--root", sampleNode, "registry.k8s.io/pause:3.10.1"}, wantCode: exitOK, wantOut: []string{`pinned by "k8s.gcr.io/pause:3.10.1" (tag`}},
 		{name: "check not pinned", args: []string{"check", "--root", sampleNode, "registry.k8s.io/pause:3.10.1", "registry.k8s.io/pause:3.9"}, wantCode: exitCheck, wantOut: []string{"registry.k8s.io/pause:3.9: not pinned"}},
-		{name: "check --pin only", args: []string{"check", "--pin", "quay.io/*", "quay.io/x/y:1", "sha256:7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"}, wantCode: exitCheck, wantOut: []string{`quay.io/x/y:1: pinned by "quay.io/*" (glob, --pin)`, "sha256:7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa: not pinned"}},
+		{name: "check --pin only", args: []string{"check", "--pin", "quay.io/*", "quay.io/x/y:1", "sha256:" + hexID}, wantCode: exitCheck, wantOut: []string{`quay.io/x/y:1: pinned by "quay.io/*" (glob, --pin)`, "sha256:" + hexID + " (an image ID): not pinned"}},
 		{name: "check --pin and --resolve", args: []string{"check", "--pin", "quay.io/*", "--resolve", "--root", sampleNode, "quay.io/x:1", "k8s.gcr.io/pause:3.10.1"}, wantCode: exitOK},
 		{name: "check bad pattern", args: []string{"check", "--pin", "*", "x:1"}, wantCode: exitError, wantErrOut: []string{`pattern 0 "*"`}},
 		{name: "check bad image", args: []string{"check", "--pin", "x:1", "X"}, wantCode: exitError, wantErrOut: []string{"lowercase"}},
 		{name: "check no image", args: []string{"check", "--pin", "x:1"}, wantCode: exitError},
-		{name: "audit no socket", args: []string{"audit", "--root", sampleNode}, wantCode: exitError, wantErrOut: []string{"no CRI socket"}},
+		{name: "audit no socket", args: []string{"audit", "--root", sampleNode}, wantCode: exitError, wantErrOut: []string{"no CRI socket: none of unix:///run/containerd/containerd.sock, ", "--images FILE"}},
 		{name: "audit absent socket", args: []string{"audit", "--runtime-endpoint", "unix:///nonexistent/x.sock", "--root", sampleNode}, wantCode: exitError, wantErrOut: []string{"/nonexistent/x.sock"}},
 		{name: "version", args: []string{"version"}, wantCode: exitOK, wantOut: []string{"sandboxpin "}},
 	}

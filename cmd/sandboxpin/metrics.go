@@ -5,17 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/audit"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 // errNoSocket is an audit that found no CRI socket to ask.
-var errNoSocket = errors.New("no CRI socket: give --runtime-endpoint (none of the default sockets exists)")
+var errNoSocket = fmt.Errorf("no CRI socket: none of %s exists, and no containerd config names another; "+
+	"give --runtime-endpoint URL, or --images FILE to audit offline", strings.Join(cri.DefaultEndpoints(), ", "))
 
 // nodeAudit is what one audit of a node found.
 type nodeAudit struct {
@@ -30,11 +33,14 @@ type nodeAudit struct {
 	Verdict *audit.Verdict
 }
 
-// exitCode maps the audit to audit's exit codes: 2 when it failed, 1 when
-// the sandbox image is not protected (absent, unpinned or not stored as
-// configured), else 0.
+// exitCode maps the audit to audit's exit codes: 2 when it failed, 3 when
+// the sandbox image cannot be told, 1 when the sandbox image is not
+// protected (absent, unpinned or not stored as configured), else 0.
 func (a *nodeAudit) exitCode() int {
+	var ce *codeError
 	switch {
+	case errors.As(a.Err, &ce):
+		return ce.code
 	case a.Err != nil:
 		return exitError
 	case !a.Verdict.Protected():
@@ -45,42 +51,53 @@ func (a *nodeAudit) exitCode() int {
 
 // auditNode audits the node n names: resolve with the live runtime, then
 // ListImages and the runtime's own lookup of the sandbox image, judged by
-// package audit. It dials afresh each time, so a runtime that restarted is
-// found again.
+// package audit; with n.images, offline, from that file and the root. It
+// dials afresh each time, so a runtime that restarted is found again. An
+// Err is a *codeError with the exit code it means.
 func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	start := time.Now()
 	defer func() {
 		a.Finished = time.Now()
 		a.Duration = a.Finished.Sub(start)
 	}()
+	if n.images != "" {
+		return auditOffline(ctx, n)
+	}
 	if n.endpointToAsk() == "" {
-		return nodeAudit{Err: errNoSocket}
+		return nodeAudit{Err: fail(exitError, "%w", errNoSocket)}
 	}
 	client, err := n.dial(ctx)
 	if err != nil {
-		return nodeAudit{Err: err}
+		return nodeAudit{Err: fail(exitError, "%v", err)}
 	}
 	defer client.Close()
 	res, err := n.resolve(ctx, client)
 	if err != nil {
-		return nodeAudit{Err: err}
+		return nodeAudit{Err: fail(exitError, "%v", err)}
 	}
-	if res.SandboxImage == "" {
-		_, err := audit.Judge[*runtimeapi.Image](res, nil, false)
+	if err := n.unknown(res); err != nil {
 		return nodeAudit{Err: err}
 	}
 	rctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	images, err := client.Images(rctx)
 	if err != nil {
-		return nodeAudit{Err: err}
+		return nodeAudit{Err: fail(exitError, "%v", err)}
 	}
 	stored, err := storedAsConfigured(rctx, client, res.SandboxImage)
 	if err != nil {
-		return nodeAudit{Err: err}
+		return nodeAudit{Err: fail(exitError, "%v", err)}
 	}
+	return judged(res, images, stored)
+}
+
+// judged is the audit of res with what the runtime reported.
+func judged[I audit.Image](res *resolve.Result, images []I, stored bool) nodeAudit {
 	v, err := audit.Judge(res, images, stored)
-	return nodeAudit{Err: err, Verdict: v}
+	if err != nil {
+		return nodeAudit{Err: fail(exitError, "%v", err)}
+	}
+	return nodeAudit{Verdict: v}
 }
 
 // Metric names (a contract: docs/design.md, Contract names).
@@ -171,38 +188,22 @@ func writeExposition(w io.Writer, g prometheus.Gatherer) error {
 	return nil
 }
 
-// auditPrometheus is `audit -o prometheus`: the audit's metrics on stdout,
+// auditPrometheus is `audit -o prometheus`: the audit's metrics on w,
 // for node_exporter's textfile collector, with audit's exit codes. A failed
 // audit still writes sandboxpin_audit_success 0 (and says why on stderr),
 // so that the textfile shows the failure instead of a stale verdict. The
 // Go and process collectors are left out: they would describe this
 // short-lived process, and clash with node_exporter's own.
-func auditPrometheus(ctx context.Context, n *nodeFlags, stdout, stderr io.Writer) int {
-	a := auditNode(ctx, n)
+func auditPrometheus(w io.Writer, a nodeAudit) error {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(newAuditCollector(func() (nodeAudit, bool) { return a, true }))
-	if err := writeExposition(stdout, reg); err != nil {
-		return fail(stderr, "audit: %v", err)
+	if err := writeExposition(w, reg); err != nil {
+		return fail(exitError, "%v", err)
 	}
 	if a.Err != nil {
-		return fail(stderr, "audit: %v", a.Err)
+		return a.Err
 	}
-	return a.exitCode()
-}
-
-// auditSummary is `audit -o summary`: the verdict in one line on stdout,
-// with audit's exit codes. node-problem-detector's custom plugin monitor
-// runs it: it maps exit 0/1/other to OK/NonOK/Unknown and takes stdout,
-// cut at max_output_length, as the condition's message
-// (node-problem-detector v1.36.0: pkg/custompluginmonitor/plugin/plugin.go),
-// so the verdict comes first and errors go to stdout as well.
-func auditSummary(ctx context.Context, n *nodeFlags, stdout, stderr io.Writer) int {
-	a := auditNode(ctx, n)
-	fmt.Fprintln(stdout, a.summary())
-	if a.Err != nil {
-		return fail(stderr, "audit: %v", a.Err)
-	}
-	return a.exitCode()
+	return exit(a.exitCode())
 }
 
 // summary is the audit's verdict in one line.

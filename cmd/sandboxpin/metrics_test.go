@@ -164,7 +164,7 @@ func TestAuditPrometheusErrors(t *testing.T) {
 	}{
 		{name: "no socket", args: []string{"audit", "-o", "prometheus", "--root", sampleNode}, wantOut: true, wantErrOut: "no CRI socket"},
 		{name: "absent socket", args: []string{"audit", "-o", "prometheus", "--runtime-endpoint", "unix:///nonexistent/x.sock", "--root", sampleNode}, wantOut: true, wantErrOut: "/nonexistent/x.sock"},
-		{name: "bad output", args: []string{"audit", "-o", "yaml", "--root", sampleNode}, wantErrOut: `-o "yaml"`},
+		{name: "bad output", args: []string{"audit", "-o", "xml", "--root", sampleNode}, wantErrOut: `--output "xml": want text, json, yaml, prometheus, summary`},
 		{name: "summary no socket", args: []string{"audit", "-o", "summary", "--root", sampleNode}, wantErrOut: "no CRI socket"},
 	}
 	for _, tt := range tests {

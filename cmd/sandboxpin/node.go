@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/resolve"
@@ -26,16 +25,17 @@ type nodeFlags struct {
 	kubeletVersion string
 	kubeadmConfig  string
 	runtimeVersion string
+	images         string // audit --images: crictl's JSON, for an offline audit
 }
 
-func (n *nodeFlags) register(fs *flag.FlagSet, kubeadm bool) {
-	fs.StringVar(&n.root, "root", "", "the node's root file system (default /, and the default CRI sockets are asked)")
-	fs.StringVar(&n.endpoint, "runtime-endpoint", "", "CRI socket to ask, unix:///path or /path (default, when --root is not given: the socket the node's containerd config names, else the first default socket that exists)")
-	fs.StringVar(&n.runtimeVersion, "runtime-version", "", "the runtime's version, such as 2.3.7, for its built-in default, its config version rules and its pinning; for cri-dockerd, whose socket reports the Docker Engine's version, the only source besides `cri-dockerd --version`, which is run on the live node (no --root) when its build info states no version")
+func (n *nodeFlags) register(fs *pflag.FlagSet, kubeadm bool) {
+	fs.StringVar(&n.root, "root", "", "the node's root file system `DIR`, read like a chroot (default /, and the default CRI sockets are asked)")
+	fs.StringVar(&n.endpoint, "runtime-endpoint", "", "the CRI socket `URL` to ask, unix:///path or /path (default, without --root: the socket the node's containerd config names, else the first default socket that exists)")
+	fs.StringVar(&n.runtimeVersion, "runtime-version", "", "the runtime's `VERSION`, such as 2.3.7, for its built-in default, config rules and pinning; for cri-dockerd, whose socket reports Docker Engine's version, its own (as cri-dockerd --version prints it)")
 	if kubeadm {
-		fs.StringVar(&n.kubeadmVersion, "kubeadm-version", "", "version of the kubeadm that installs the node, such as v1.34.1")
-		fs.StringVar(&n.kubeletVersion, "kubelet-version", "", "version of the kubelet, such as v1.34.1")
-		fs.StringVar(&n.kubeadmConfig, "kubeadm-config", "", "kubeadm ClusterConfiguration file inside the root")
+		fs.StringVar(&n.kubeadmVersion, "kubeadm-version", "", "the `VERSION` of the kubeadm that installs the node, such as v1.34.1")
+		fs.StringVar(&n.kubeletVersion, "kubelet-version", "", "the kubelet's `VERSION`, such as v1.34.1")
+		fs.StringVar(&n.kubeadmConfig, "kubeadm-config", "", "a kubeadm ClusterConfiguration `FILE` inside the root")
 	}
 }
 
@@ -100,6 +100,9 @@ func (n *nodeFlags) resolve(ctx context.Context, client *cri.Client) (*resolve.R
 		} else if !fi.IsDir() {
 			return nil, fmt.Errorf("--root %s: not a directory", n.root)
 		}
+		if entries, err := os.ReadDir(n.root); err == nil && len(entries) == 0 && client == nil {
+			return nil, fmt.Errorf("--root %s is an empty directory: give the node's root file system (a mounted disk or an unpacked image)", n.root)
+		}
 	}
 	opts := resolve.Options{
 		Root:              n.rootFS(),
@@ -119,22 +122,4 @@ func (n *nodeFlags) resolve(ctx context.Context, client *cri.Client) (*resolve.R
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	return resolve.Resolve(ctx, opts)
-}
-
-// parseFlags parses args, printing usage on --help (exit 0) and errors
-// (exit 2). ok is false when the caller should return code.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
-		}
-		return exitError, false
-	}
-	return 0, true
-}
-
-func fail(stderr io.Writer, format string, args ...any) int {
-	fmt.Fprintf(stderr, "sandboxpin: "+format+"\n", args...)
-	return exitError
 }

@@ -1,41 +1,70 @@
 package main
 
 import (
-	"context"
-	"flag"
+	"errors"
 	"fmt"
-	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/sandboxpin/sandboxpin/reference"
 )
 
-func runNormalize(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("normalize", flag.ContinueOnError)
-	familiar := fs.Bool("familiar", false, "print the short form docker prints instead")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: sandboxpin normalize [--familiar] REF...")
-		fmt.Fprintln(fs.Output(), "\nThe canonical, fully qualified form of each reference, one a line, with the default registry aliases (k8s.gcr.io is registry.k8s.io). Exit 2 if one does not parse.")
-		fs.PrintDefaults()
+func newNormalizeCmd() *cobra.Command {
+	var familiar bool
+	c := &cobra.Command{
+		Use:   "normalize [flags] REF...",
+		Short: "The canonical form of image references",
+		Long: "The canonical, fully qualified form of each reference, one a line, with the default registry aliases\n" +
+			"applied (k8s.gcr.io is registry.k8s.io). An image ID is not a reference: it is refused. Exit 2 if one\n" +
+			"does not parse.",
+		Example: "  sandboxpin normalize k8s.gcr.io/pause:3.9 busybox\n  sandboxpin normalize --familiar docker.io/library/busybox",
+		Args:    minArgs("REF"),
 	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return exitError
-	}
-	code := exitOK
-	for _, s := range fs.Args() {
-		r, err := reference.NewNormalizer(reference.DefaultAliases()).Parse(s)
-		if err != nil {
-			code = fail(stderr, "normalize: %v", err)
-			continue
+	c.Flags().BoolVar(&familiar, "familiar", false, "print the short form docker prints instead")
+	out := addOutput(c, "text", "json", "yaml")
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if err := out.check(); err != nil {
+			return err
 		}
-		if *familiar {
-			fmt.Fprintln(stdout, r.Familiar())
-		} else {
-			fmt.Fprintln(stdout, r)
+		type normalized struct {
+			Input     string `json:"input"`
+			Canonical string `json:"canonical,omitempty"`
+			Familiar  string `json:"familiar,omitempty"`
+			Error     string `json:"error,omitempty"`
 		}
+		norm := reference.NewNormalizer(reference.DefaultAliases())
+		var refs []normalized
+		var errs []error
+		for _, s := range args {
+			n := normalized{Input: s}
+			if _, err := reference.ParseImageID(s); err == nil {
+				err := fmt.Errorf("%q is an image ID, not a reference: an ID names one image's content and has no canonical name", s)
+				n.Error, errs = err.Error(), append(errs, err)
+			} else if r, err := norm.Parse(s); err != nil {
+				n.Error, errs = err.Error(), append(errs, err)
+			} else {
+				n.Canonical, n.Familiar = r.String(), r.Familiar()
+			}
+			refs = append(refs, n)
+		}
+		w := c.OutOrStdout()
+		if ok, err := out.data(w, refs); err != nil {
+			return fail(exitError, "%v", err)
+		} else if !ok {
+			for _, n := range refs {
+				switch {
+				case n.Error != "":
+				case familiar:
+					fmt.Fprintln(w, n.Familiar)
+				default:
+					fmt.Fprintln(w, n.Canonical)
+				}
+			}
+		}
+		if len(errs) > 0 {
+			return fail(exitError, "%w", errors.Join(errs...))
+		}
+		return nil
 	}
-	return code
+	return c
 }

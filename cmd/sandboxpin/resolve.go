@@ -3,54 +3,83 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
-func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("resolve", flag.ContinueOnError)
+func newResolveCmd(ctx context.Context) *cobra.Command {
 	var n nodeFlags
-	n.register(fs, true)
-	output := fs.String("o", "text", "output format: text or json")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: sandboxpin resolve [--root DIR] [--runtime-endpoint URL] [--kubeadm-version V] [-o text|json]")
-		fmt.Fprintln(fs.Output(), "\nThe sandbox image the runtime really uses, every candidate with its source and origin, conflicts, notes, pins and the pre-pull list. Exit 0, or 2 on error.")
-		fs.PrintDefaults()
+	c := &cobra.Command{
+		Use:   "resolve",
+		Short: "The sandbox image this node really uses, every source of it, conflicts, the fix and pins",
+		Long: "The sandbox image the runtime really uses, first; then the one recommended fix, which versions are\n" +
+			"known, every candidate with its source and origin, conflicts, notes, pins and the pre-pull list.\n" +
+			"With no flags it reads the real node (/) and asks the default CRI sockets that exist.\n\n" + exitCodesHelp,
+		Example: "  sandboxpin resolve --root /mnt/node-image --kubeadm-version v1.34.1\n  sandboxpin resolve -o yaml",
+		Args:    noArgs,
 	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	n.register(c.Flags(), true)
+	out := addOutput(c, "text", "json", "yaml")
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if err := out.check(); err != nil {
+			return err
+		}
+		res, err := n.resolveNode(ctx)
+		if err != nil {
+			return err
+		}
+		w := c.OutOrStdout()
+		if ok, err := out.data(w, res); ok || err != nil {
+			if err != nil {
+				return fail(exitError, "%v", err)
+			}
+		} else {
+			printResult(w, res)
+		}
+		return n.unknown(res)
 	}
-	if *output != "text" && *output != "json" {
-		return fail(stderr, "resolve: -o %q: want text or json", *output)
-	}
+	return c
+}
+
+// resolveNode dials the runtime the flags name, if any, and resolves.
+func (n *nodeFlags) resolveNode(ctx context.Context) (*resolve.Result, error) {
 	client, err := n.dial(ctx)
 	if err != nil {
-		return fail(stderr, "resolve: %v", err)
+		return nil, fail(exitError, "%v", err)
 	}
 	if client != nil {
 		defer client.Close()
 	}
 	res, err := n.resolve(ctx, client)
 	if err != nil {
-		return fail(stderr, "resolve: %v", err)
+		return nil, fail(exitError, "%v", err)
 	}
-	if *output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return fail(stderr, "resolve: %v", err)
-		}
-		return exitOK
+	return res, nil
+}
+
+// unknown is the exitUnknown error when res names no sandbox image, in
+// the command line's words: what was missing and which flag would tell.
+func (n *nodeFlags) unknown(res *resolve.Result) error {
+	if res.SandboxImage != "" {
+		return nil
 	}
-	printResult(stdout, res)
-	return exitOK
+	where := "/"
+	if n.root != "" {
+		where = n.root
+	}
+	if res.Runtime == "" {
+		return fail(exitUnknown, "cannot tell the sandbox image: no container runtime found under %s "+
+			"(no config file of containerd, CRI-O or cri-dockerd) and no runtime socket asked; give --runtime-endpoint", where)
+	}
+	return fail(exitUnknown, "cannot tell %s's sandbox image: no config file under %s sets it and %s's version is unknown; "+
+		"give --runtime-version or --runtime-endpoint", res.Runtime, where, res.Runtime)
 }
 
 // printResult writes resolve's text: the answer first, then the one fix,
@@ -132,38 +161,51 @@ func orNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-func runPrepull(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("prepull", flag.ContinueOnError)
+func newPrepullCmd(ctx context.Context) *cobra.Command {
 	var n nodeFlags
-	n.register(fs, true)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: sandboxpin prepull [--root DIR] [--kubeadm-version V]")
-		fmt.Fprintln(fs.Output(), "\nThe images an installer must pre-pull for this node to start pods offline, one a line: every exact name a consumer looks up "+
-			"(the runtime's sandbox image as configured, kubeadm's pause image as kubeadm names it, the runtime's exact pinned images). "+
-			"Two spellings of one image are both listed; a note on stderr says how to pull once and store it under both names.")
-		fs.PrintDefaults()
+	c := &cobra.Command{
+		Use:   "prepull",
+		Short: "The images an installer must pre-pull for this node",
+		Long: "The images an installer must pre-pull for this node to start pods offline, one a line: every exact\n" +
+			"name a consumer looks up (the runtime's sandbox image as configured, kubeadm's pause image as\n" +
+			"kubeadm names it, the runtime's exact pinned images). Two spellings of one image are both listed;\n" +
+			"a note on stderr says how to pull once and store it under both names.\n\n" + exitCodesHelp,
+		Example: "  sandboxpin prepull --root /mnt/node-image --kubeadm-version v1.34.1 | xargs -n1 crictl pull",
+		Args:    noArgs,
 	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
-	}
-	client, err := n.dial(ctx)
-	if err != nil {
-		return fail(stderr, "prepull: %v", err)
-	}
-	if client != nil {
-		defer client.Close()
-	}
-	res, err := n.resolve(ctx, client)
-	if err != nil {
-		return fail(stderr, "prepull: %v", err)
-	}
-	for _, p := range res.Prepull {
-		fmt.Fprintln(stdout, p)
-	}
-	for _, n := range res.Notes {
-		if n.Kind == resolve.PrepullTwoNames {
-			fmt.Fprintf(stderr, "note: %s\n", n.Message)
+	n.register(c.Flags(), true)
+	out := addOutput(c, "text", "json", "yaml")
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if err := out.check(); err != nil {
+			return err
 		}
+		res, err := n.resolveNode(ctx)
+		if err != nil {
+			return err
+		}
+		var notes []resolve.Note
+		for _, n := range res.Notes {
+			if n.Kind == resolve.PrepullTwoNames {
+				notes = append(notes, n)
+			}
+		}
+		data := struct {
+			Prepull []string       `json:"prepull"`
+			Notes   []resolve.Note `json:"notes"`
+		}{res.Prepull, append([]resolve.Note{}, notes...)}
+		if ok, err := out.data(c.OutOrStdout(), data); ok || err != nil {
+			if err != nil {
+				return fail(exitError, "%v", err)
+			}
+			return n.unknown(res)
+		}
+		for _, p := range res.Prepull {
+			fmt.Fprintln(c.OutOrStdout(), p)
+		}
+		for _, n := range notes {
+			fmt.Fprintf(c.ErrOrStderr(), "note: %s\n", n.Message)
+		}
+		return n.unknown(res)
 	}
-	return exitOK
+	return c
 }

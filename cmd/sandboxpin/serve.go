@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
 )
 
 const (
@@ -51,37 +51,38 @@ type serveConfig struct {
 	ready       func(addr net.Addr) // called once the listener is open; may be nil
 }
 
-func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+func newServeCmd(ctx context.Context) *cobra.Command {
 	var n nodeFlags
-	n.register(fs, false)
-	cfg := serveConfig{log: slog.New(slog.NewTextHandler(stderr, nil))}
-	fs.StringVar(&cfg.listen, "listen", defaultListen, "address to serve /metrics and /healthz on, host:port")
-	fs.DurationVar(&cfg.interval, "interval", 5*time.Minute, "re-audit the node this often")
-	fs.DurationVar(&cfg.minInterval, "min-interval", 30*time.Second, "never start two audits closer than this, however often scraped or signalled")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: sandboxpin serve [--listen ADDR] [--interval D] [--min-interval D] [--runtime-endpoint URL] [--root DIR]")
-		fmt.Fprintln(fs.Output(), "\nServes the node's audit as Prometheus metrics on /metrics (and /healthz), for a DaemonSet. It audits at start, every --interval, on SIGHUP and on a scrape when the last audit is older than --min-interval; never two audits within --min-interval. A runtime that is down makes sandboxpin_audit_success 0. SIGTERM stops it. Logs go to stderr.")
-		fs.PrintDefaults()
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "A Prometheus exporter of the audit, for a DaemonSet",
+		Long: "Serves the node's audit as Prometheus metrics on /metrics (and /healthz), for a DaemonSet. It audits at\n" +
+			"start, every --interval, on SIGHUP and on a scrape when the last audit is older than --min-interval;\n" +
+			"never two audits within --min-interval. A runtime that is down makes sandboxpin_audit_success 0.\n" +
+			"SIGTERM stops it (exit 0). Logs go to stderr.",
+		Args: noArgs,
 	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	n.register(c.Flags(), false)
+	cfg := serveConfig{}
+	c.Flags().StringVar(&cfg.listen, "listen", defaultListen, "the `ADDR` (host:port) to serve /metrics and /healthz on")
+	c.Flags().DurationVar(&cfg.interval, "interval", 5*time.Minute, "re-audit the node this often (a `DURATION` such as 5m)")
+	c.Flags().DurationVar(&cfg.minInterval, "min-interval", 30*time.Second, "never start two audits closer than this `DURATION`, however often scraped or signalled")
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if cfg.interval <= 0 || cfg.minInterval < 0 {
+			return &usageError{fmt.Errorf("--interval must be positive and --min-interval not negative (got %v, %v)", cfg.interval, cfg.minInterval)}
+		}
+		cfg.log = slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
+		cfg.audit = func(ctx context.Context) nodeAudit { return auditNode(ctx, &n) }
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		cfg.hup = hup
+		if err := serve(ctx, cfg); err != nil {
+			return fail(exitError, "%v", err)
+		}
+		return nil
 	}
-	if fs.NArg() > 0 {
-		return fail(stderr, "serve: unexpected arguments %q", fs.Args())
-	}
-	if cfg.interval <= 0 || cfg.minInterval < 0 {
-		return fail(stderr, "serve: --interval must be positive and --min-interval not negative (got %v, %v)", cfg.interval, cfg.minInterval)
-	}
-	cfg.audit = func(ctx context.Context) nodeAudit { return auditNode(ctx, &n) }
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	cfg.hup = hup
-	if err := serve(ctx, cfg); err != nil {
-		return fail(stderr, "serve: %v", err)
-	}
-	return exitOK
+	return c
 }
 
 // serve runs the exporter until ctx ends; it returns nil after a clean stop.

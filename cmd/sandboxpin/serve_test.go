@@ -291,8 +291,8 @@ func TestServeFlags(t *testing.T) {
 		{name: "zero interval", args: []string{"serve", "--interval", "0"}, wantErrOut: "--interval must be positive"},
 		{name: "negative min-interval", args: []string{"serve", "--min-interval", "-1s"}, wantErrOut: "--min-interval"},
 		{name: "bad listen", args: []string{"serve", "--listen", "127.0.0.1:99999"}, wantErrOut: "99999"},
-		{name: "arguments", args: []string{"serve", "x"}, wantErrOut: "unexpected arguments"},
-		{name: "bad flag", args: []string{"serve", "--nope"}, wantErrOut: "flag provided but not defined"},
+		{name: "arguments", args: []string{"serve", "x"}, wantErrOut: `unexpected argument "x"`},
+		{name: "bad flag", args: []string{"serve", "--nope"}, wantErrOut: "unknown flag: --nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,7 +302,7 @@ func TestServeFlags(t *testing.T) {
 			assert.Contains(t, errOut, tt.wantErrOut)
 		})
 	}
-	code, _, errOut := runCmd(t, "serve", "--help")
+	code, out, _ := runCmd(t, "serve", "--help")
 	assert.Equal(t, exitOK, code)
-	assert.Contains(t, errOut, "-min-interval")
+	assert.Contains(t, out, "--min-interval DURATION")
 }

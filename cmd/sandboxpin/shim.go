@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"io"
+	"errors"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/sandboxpin/sandboxpin/crishim"
 )
@@ -22,36 +22,45 @@ const exitServe = 1
 // crishim.ShutdownGrace to finish, and a little more to close.
 const shimExitGrace = crishim.ShutdownGrace + time.Second
 
-func runShim(ctx context.Context, args []string, _, stderr io.Writer) int {
-	fs := flag.NewFlagSet("shim", flag.ContinueOnError)
-	var o crishim.Options
-	o.AddFlags(fs)
-	debug := fs.Bool("debug", false, "log each image the shim pins and the rule that pinned it")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: sandboxpin shim --listen unix:///path/shim.sock --runtime-endpoint unix:///path/runtime.sock [--pin PATTERN]... [--root DIR] [--metrics-listen ADDR]")
-		fmt.Fprintln(fs.Output(), "\nA CRI proxy that forwards every call to the runtime and sets Image.Pinned on the node's sandbox image and on --pin patterns. Point the kubelet's --container-runtime-endpoint at --listen. SIGHUP reloads the rules; SIGINT/SIGTERM stop it. Exit: 0 stopped, 1 serving failed, 2 could not start. Logs go to stderr.")
-		fs.PrintDefaults()
+func newShimCmd(ctx context.Context) *cobra.Command {
+	var (
+		o     crishim.Options
+		debug bool
+	)
+	c := &cobra.Command{
+		Use:   "shim --listen unix:///path/shim.sock --runtime-endpoint unix:///path/runtime.sock",
+		Short: "A CRI proxy that pins the sandbox image for runtimes that do not",
+		Long: "A CRI proxy that forwards every call to the runtime and sets Image.Pinned on the node's sandbox image\n" +
+			"and on --pin patterns. Point the kubelet's --container-runtime-endpoint at --listen. SIGHUP reloads the\n" +
+			"rules; SIGINT/SIGTERM stop it. Exit: 0 stopped, 1 serving failed, 2 could not start. Logs go to stderr.\n" +
+			"deploy/systemd holds its unit and a kubelet drop-in.",
+		Args: noArgs,
 	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	fs := c.Flags()
+	fs.StringVar(&o.Listen, "listen", "", "the shim's CRI socket `URL`, unix:///path (required)")
+	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "the runtime's CRI socket `URL`, unix:///path (required)")
+	fs.StringVar(&o.Root, "root", "/", "the node's root file system `DIR`, read to resolve the sandbox image")
+	fs.StringArrayVar(&o.Pins, "pin", nil, "an extra pin `PATTERN` (repeatable): a reference, a digest, prefix* or *keyword*")
+	fs.StringVar(&o.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics and /healthz on this `ADDR` (host:port; default: none)")
+	fs.BoolVar(&debug, "debug", false, "log each image the shim pins and the rule that pinned it")
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		switch {
+		case o.Listen == "":
+			return &usageError{errors.New("--listen is required")}
+		case o.RuntimeEndpoint == "":
+			return &usageError{errors.New("--runtime-endpoint is required")}
+		}
+		level := slog.LevelInfo
+		if debug {
+			level = slog.LevelDebug
+		}
+		o.Logger = slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		return exit(serveShim(ctx, o, hup))
 	}
-	switch {
-	case fs.NArg() > 0:
-		return fail(stderr, "shim: unexpected arguments %q", fs.Args())
-	case o.Listen == "":
-		return fail(stderr, "shim: --listen is required")
-	case o.RuntimeEndpoint == "":
-		return fail(stderr, "shim: --runtime-endpoint is required")
-	}
-	level := slog.LevelInfo
-	if *debug {
-		level = slog.LevelDebug
-	}
-	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	return serveShim(ctx, o, hup)
+	return c
 }
 
 // serveShim runs the shim o describes until ctx ends, reloading its rules

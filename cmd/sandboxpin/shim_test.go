@@ -31,22 +31,24 @@ func TestShimFlags(t *testing.T) {
 		args       []string // after "shim"
 		wantCode   int      // exit code
 		wantStderr string   // substring of stderr
+		wantStdout string   // substring of stdout
 	}{
-		{name: "help", args: []string{"--help"}, wantCode: exitOK, wantStderr: "Usage: sandboxpin shim"},
-		{name: "help lists metrics", args: []string{"--help"}, wantCode: exitOK, wantStderr: "-metrics-listen"},
+		{name: "help", args: []string{"--help"}, wantCode: exitOK, wantStdout: "sandboxpin shim --listen unix:///path/shim.sock"},
+		{name: "help lists metrics", args: []string{"--help"}, wantCode: exitOK, wantStdout: "--metrics-listen ADDR"},
 		{name: "no flags", wantCode: exitError, wantStderr: "--listen is required"},
 		{name: "no runtime", args: []string{"--listen", "unix:///tmp/x.sock"}, wantCode: exitError, wantStderr: "--runtime-endpoint is required"},
-		{name: "extra argument", args: []string{"--listen", "/a", "--runtime-endpoint", "/b", "c"}, wantCode: exitError, wantStderr: "unexpected arguments"},
-		{name: "unknown flag", args: []string{"--lisen", "/a"}, wantCode: exitError, wantStderr: "flag provided but not defined"},
+		{name: "extra argument", args: []string{"--listen", "/a", "--runtime-endpoint", "/b", "c"}, wantCode: exitError, wantStderr: `unexpected argument "c"`},
+		{name: "unknown flag", args: []string{"--lisen", "/a"}, wantCode: exitError, wantStderr: "unknown flag: --lisen"},
 		{name: "relative listen", args: []string{"--listen", "shim.sock", "--runtime-endpoint", absent}, wantCode: exitError, wantStderr: "want unix:///path or /path"},
 		{name: "bad pin", args: []string{"--listen", "/tmp/x.sock", "--runtime-endpoint", absent, "--pin", "*"}, wantCode: exitError, wantStderr: "invalid shim options: --pin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			code, _, stderr := runCmd(t, append([]string{"shim"}, tt.args...)...)
+			code, stdout, stderr := runCmd(t, append([]string{"shim"}, tt.args...)...)
 			assert.Equal(t, tt.wantCode, code, "shim %q exit code; stderr:\n%s", tt.args, stderr)
 			assert.Contains(t, stderr, tt.wantStderr)
+			assert.Contains(t, stdout, tt.wantStdout)
 		})
 	}
 }

@@ -195,8 +195,17 @@ func writeText(w io.Writer, res *resolve.Result) error {
 	if img == "" {
 		img = "(unknown: no runtime configuration found)"
 	}
+	// Where the image is set: the file line that states the winner's image
+	// (a live report agrees with it), else the winner itself.
 	if w := res.Winner; !w.IsZero() {
-		from = fmt.Sprintf(" (%s, %s)", w.Source, w.Origin)
+		at := w
+		for _, c := range res.Candidates {
+			if c.Role == resolve.RuntimeUses && c.Image == w.Image && c.Path != "" {
+				at = c
+				break
+			}
+		}
+		from = fmt.Sprintf(" (%s, %s)", at.Source, at.Origin)
 	}
 	runtime := res.Runtime
 	if runtime == "" {
