@@ -3,28 +3,29 @@ package crishim_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 
 	"github.com/sandboxpin/sandboxpin/crishim"
+	"github.com/sandboxpin/sandboxpin/pin"
 )
 
-// The flags of `sandboxpin shim`, on a flag set of one's own.
-func ExampleOptions_AddFlags() {
-	var o crishim.Options
-	fs := flag.NewFlagSet("shim", flag.ContinueOnError)
-	o.AddFlags(fs)
-	err := fs.Parse([]string{
-		"--listen", "unix:///run/sandboxpin/shim.sock",
-		"--runtime-endpoint", "unix:///run/containerd/containerd.sock",
-		"--pin", "registry.example.com/infra/*",
-		"--metrics-listen", "127.0.0.1:9628",
-	})
-	fmt.Println(err)
-	fmt.Println(o.Listen, o.RuntimeEndpoint, o.Root, o.Pins, o.MetricsListen)
+// A shim whose caller decides the rules: a Loader in place of resolving
+// the node.
+func ExampleOptions_loader() {
+	rules, err := pin.Compile([]string{"registry.k8s.io/pause:3.10.1"}, pin.WithSource("installer"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	o := crishim.Options{
+		Listen:          "unix:///run/sandboxpin/shim.sock",
+		RuntimeEndpoint: "unix:///run/containerd/containerd.sock",
+		Loader:          func(context.Context) (*pin.Matcher, error) { return rules, nil },
+		Pins:            []string{"registry.example.com/infra/*"},
+	}
+	fmt.Println(o.Loader != nil, o.Root == "")
 	// Output:
-	// <nil>
-	// unix:///run/sandboxpin/shim.sock unix:///run/containerd/containerd.sock / [registry.example.com/infra/*] 127.0.0.1:9628
+	// true true
 }
 
 // Options that cannot work are errors of New, before anything listens.
@@ -37,5 +38,5 @@ func ExampleNew() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// invalid shim options: --listen: endpoint "shim.sock": want unix:///path or /path
+	// invalid shim options: Listen: endpoint "shim.sock": want unix:///path or /path
 }

@@ -51,10 +51,11 @@ func TestNewErrors(t *testing.T) {
 		o       Options // the shim's options
 		wantErr string  // substring of the error, which wraps ErrInvalidOptions
 	}{
-		{name: "no options", wantErr: "--listen"},
-		{name: "no runtime", o: Options{Listen: "unix:///tmp/x.sock"}, wantErr: "--runtime-endpoint"},
-		{name: "relative listen", o: Options{Listen: "shim.sock", RuntimeEndpoint: absent}, wantErr: "want unix:///path or /path"},
-		{name: "bad pin", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent, Pins: []string{"*"}}, wantErr: "--pin"},
+		{name: "no options", wantErr: "Listen"},
+		{name: "no runtime", o: Options{Listen: "unix:///tmp/x.sock"}, wantErr: "RuntimeEndpoint"},
+		{name: "relative listen", o: Options{Listen: "shim.sock", RuntimeEndpoint: absent, Root: "/"}, wantErr: "want unix:///path or /path"},
+		{name: "bad pin", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent, Root: "/", Pins: []string{"*"}}, wantErr: "Pins: "},
+		{name: "no root, no loader", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent}, wantErr: "no Root and no Loader"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

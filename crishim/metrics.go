@@ -95,7 +95,7 @@ func newMetrics() *metrics {
 		}),
 		rules: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: metricRules,
-			Help: "Pin rules in use: the node's resolved pins, the sandbox image when added, and --pin patterns.",
+			Help: "Pin rules in use: the node's resolved pins (or the Loader's), the sandbox image when added, and the extra patterns.",
 		}),
 		loaded: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: metricLoaded,

@@ -23,14 +23,27 @@ const retryInterval = time.Second
 // Version and a Status call to the runtime.
 const resolveTimeout = 10 * time.Second
 
+// joinLoader returns a loader that pins what load's matcher pins and what
+// extra (Options.Pins, compiled once) pins; met gets the number of rules
+// of each matcher it returns.
+func joinLoader(load Loader, extra *pin.Matcher, met *metrics) loader {
+	return func(ctx context.Context) (*pin.Matcher, error) {
+		m, err := load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		all := pin.Join(m, extra)
+		met.setRules(all.Len())
+		return all, nil
+	}
+}
+
 // nodeLoader returns a loader that resolves the node (files under root and
 // what the runtime at endpoint reports) and pins what the result's
-// [resolve.Result.Matcher] pins and what extra (the --pin patterns,
-// compiled once) pins. Each load connects to the runtime anew, so a
-// runtime that restarted or appeared late is found. It logs what it found.
-//
-// met gets the number of rules of each matcher the loader returns.
-func nodeLoader(endpoint string, root fs.FS, extra *pin.Matcher, met *metrics, log *slog.Logger) loader {
+// [resolve.Result.Matcher] pins. Each load connects to the runtime anew,
+// so a runtime that restarted or appeared late is found. It logs what it
+// found.
+func nodeLoader(endpoint string, root fs.FS, log *slog.Logger) Loader {
 	return func(ctx context.Context) (*pin.Matcher, error) {
 		ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 		defer cancel()
@@ -52,9 +65,7 @@ func nodeLoader(endpoint string, root fs.FS, extra *pin.Matcher, met *metrics, l
 		for _, c := range res.Conflicts {
 			log.Warn("node conflict", "message", c.Message)
 		}
-		all := pin.Join(m, extra)
-		met.setRules(all.Len())
-		return all, nil
+		return m, nil
 	}
 }
 

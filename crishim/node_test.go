@@ -43,7 +43,7 @@ func TestNodeLoaderRules(t *testing.T) {
 			extra, err := pin.Compile(tt.extra)
 			require.NoError(t, err)
 			met := newMetrics()
-			load := nodeLoader("unix://"+sock, resolve.DirFS(root), extra, met, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			load := joinLoader(nodeLoader("unix://"+sock, resolve.DirFS(root), slog.New(slog.NewTextHandler(io.Discard, nil))), extra, met)
 			m, err := load(context.Background())
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantRules, m.Len(), "rules of the loaded matcher")

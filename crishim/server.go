@@ -1,9 +1,9 @@
 package crishim
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,7 +22,8 @@ import (
 )
 
 // ErrInvalidOptions is wrapped by the errors of [New] for [Options] that
-// cannot work: a missing or relative endpoint, a bad --pin pattern.
+// cannot work: a missing or relative endpoint, a bad pattern in Pins, no
+// Root and no Loader. The error names the field.
 var ErrInvalidOptions = errors.New("invalid shim options")
 
 // ShutdownGrace is how long [Shim.Serve] waits, once its context ends, for
@@ -30,18 +31,27 @@ var ErrInvalidOptions = errors.New("invalid shim options")
 // GetContainerEvents never end by themselves.
 const ShutdownGrace = shutdownGrace
 
-// Options configures a [Shim]. A zero field means "not given"; Listen and
-// RuntimeEndpoint are required.
+// Options configures a [Shim]. A zero field means "not given"; Listen,
+// RuntimeEndpoint, and Root or Loader are required.
 type Options struct {
 	// Listen is the shim's socket, unix:///path or /path.
 	Listen string
 	// RuntimeEndpoint is the runtime's socket, unix:///path or /path.
 	RuntimeEndpoint string
 	// Root is the node's root directory, read (confined, as by
-	// resolve.DirFS) to resolve the sandbox image; "" is "/".
+	// resolve.DirFS) with what the runtime reports to resolve the node's
+	// rules ([resolve.Result.Matcher]) at start and at each reload: "/"
+	// for the node this runs on. Not used when Loader is set.
 	Root string
-	// Pins are extra pin patterns, in pin's Strict mode.
+	// Loader, when not nil, gives the rules instead of resolving the node:
+	// it is called at start and at each reload, and the matcher it returns
+	// is used (with Pins) until the next load succeeds.
+	Loader Loader
+	// Pins are extra pin patterns, in pin's Strict mode, labelled
+	// PinsSource in Explain and the debug log.
 	Pins []string
+	// PinsSource labels Pins; "" is "extra".
+	PinsSource string
 	// MetricsListen is the host:port to serve /metrics and /healthz on;
 	// "" serves neither.
 	MetricsListen string
@@ -50,22 +60,9 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// AddFlags defines the flags of `sandboxpin shim` on fs, writing into o:
-// --listen, --runtime-endpoint, --root, --pin (repeatable) and
-// --metrics-listen. Logging flags are the caller's.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.Listen, "listen", o.Listen, "the shim's CRI socket, unix:///path (required)")
-	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", o.RuntimeEndpoint, "the runtime's CRI socket, unix:///path (required)")
-	if o.Root == "" {
-		o.Root = "/"
-	}
-	fs.StringVar(&o.Root, "root", o.Root, "the node's root file system, read to resolve the sandbox image")
-	fs.Func("pin", "an extra pin `pattern` (repeatable): reference, digest, prefix* or *keyword*", func(p string) error {
-		o.Pins = append(o.Pins, p)
-		return nil
-	})
-	fs.StringVar(&o.MetricsListen, "metrics-listen", o.MetricsListen, "serve Prometheus /metrics and /healthz on this host:port (default: none)")
-}
+// Loader returns the rules the shim pins by. It is called from one
+// goroutine at a time; ctx bounds the load.
+type Loader func(ctx context.Context) (*pin.Matcher, error)
 
 // Shim is a transparent CRI proxy: it forwards every call to the runtime
 // unchanged and sets Image.Pinned in the answers to ListImages, ImageStatus
@@ -99,22 +96,26 @@ func New(ctx context.Context, o Options) (*Shim, error) {
 	}
 	listenPath, err := socketPath(o.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --listen: %w", ErrInvalidOptions, err)
+		return nil, fmt.Errorf("%w: Listen: %w", ErrInvalidOptions, err)
 	}
 	runtimePath, err := socketPath(o.RuntimeEndpoint)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --runtime-endpoint: %w", ErrInvalidOptions, err)
+		return nil, fmt.Errorf("%w: RuntimeEndpoint: %w", ErrInvalidOptions, err)
 	}
-	extra, err := pin.Compile(o.Pins, pin.WithSource("--pin"))
+	extra, err := pin.Compile(o.Pins, pin.WithSource(cmp.Or(o.PinsSource, "extra")))
 	if err != nil {
-		return nil, fmt.Errorf("%w: --pin: %w", ErrInvalidOptions, err)
-	}
-	root := o.Root
-	if root == "" {
-		root = "/"
+		return nil, fmt.Errorf("%w: Pins: %w", ErrInvalidOptions, err)
 	}
 	met := newMetrics()
-	load := nodeLoader(o.RuntimeEndpoint, resolve.DirFS(root), extra, met, log)
+	var load loader
+	switch {
+	case o.Loader != nil:
+		load = joinLoader(o.Loader, extra, met)
+	case o.Root == "":
+		return nil, fmt.Errorf("%w: no Root and no Loader: give the node's root (\"/\" for this node) or a Loader", ErrInvalidOptions)
+	default:
+		load = joinLoader(nodeLoader(o.RuntimeEndpoint, resolve.DirFS(o.Root), log), extra, met)
+	}
 	s, err := newShim(ctx, listenPath, runtimePath, load, met, log)
 	if err != nil {
 		return nil, err

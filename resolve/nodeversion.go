@@ -43,7 +43,7 @@ func (r *resolver) versions(b *nodefs.Budget) error {
 		// No cri-dockerd release states its own version over CRI:
 		// criinfo/cri moves the Docker Engine's to EngineVersion, and a
 		// Live of another making may still carry it in RuntimeVersion
-		// (as criinfo/cri did before issue 20), so for cri-dockerd the
+		// (as criinfo/cri did before it had EngineVersion), so for cri-dockerd the
 		// live answer is never used.
 		if r.live != nil && r.live.RuntimeVersion != "" && r.runtime != runtimeCRIDockerd {
 			facts = append(facts, nodeversion.NewFact(r.runtime, r.live.RuntimeVersion, "live Version RPC", nodeversion.Live))

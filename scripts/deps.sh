@@ -20,6 +20,9 @@ JOBS=${DEPS_JOBS:-3}
 
 # The versions the tests run against: one line each, in one place.
 GOLANGCI_LINT_VERSION=v2.15.0
+# apidiff, for scripts/release.sh's API check: golang.org/x/exp has no
+# tags; this is the newest pseudo-version the module proxy served here.
+APIDIFF_VERSION=v0.0.0-20260709172345-9ea1abe57597
 CRICTL_VERSION=v1.37.0
 # critest, the CRI validation suite, comes from the same cri-tools release.
 CRITEST_VERSION=v1.37.0
@@ -311,6 +314,8 @@ fi
 job golangci-lint goinstall "$CACHE/golangci-lint/$GOLANGCI_LINT_VERSION" "" \
 	"github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
 
+job apidiff goinstall "$CACHE/apidiff/$APIDIFF_VERSION" "" "golang.org/x/exp/cmd/apidiff@$APIDIFF_VERSION"
+
 # promtool is a tool too: deploy's rule tests run it as any user.
 job promtool build_promtool
 
@@ -347,6 +352,7 @@ wait_all
 	echo "# written by scripts/deps.sh; sourced by scripts/test.sh"
 	echo "export SANDBOXPIN_CACHE='$CACHE'"
 	echo "export SANDBOXPIN_GOLANGCI_LINT='$CACHE/golangci-lint/$GOLANGCI_LINT_VERSION/golangci-lint'"
+	echo "export SANDBOXPIN_APIDIFF='$CACHE/apidiff/$APIDIFF_VERSION/apidiff'"
 	echo "export SANDBOXPIN_PROMTOOL='$CACHE/promtool/$PROMETHEUS_VERSION/promtool'"
 	if [ "$root" = 1 ]; then
 		echo "export SANDBOXPIN_CONTAINERD1='/usr/bin/containerd'"

@@ -17,6 +17,13 @@
 # checks that no tagged go.mod carries the placeholder or a replace
 # directive, and prints what to push. Main keeps the placeholders.
 #
+# Before it tags, it compares the API of each public module (the root,
+# criinfo/cri, crishim) with the previous release's, by apidiff
+# (golang.org/x/exp/cmd/apidiff, $SANDBOXPIN_APIDIFF, built by
+# scripts/deps.sh): a patch or minor release whose API changed
+# incompatibly is refused with apidiff's report; a new major version may
+# break. The first release has nothing to compare with.
+#
 # The artifacts come from the tags alone: a module proxy made from the
 # tagged commits, `go install …/cmd/sandboxpin@VERSION` through it
 # (CGO_ENABLED=0, -trimpath; `sandboxpin version` prints VERSION) for
@@ -115,6 +122,56 @@ clone() {
 	git -C "$1" checkout -q --detach "$(git -C "$top" rev-parse HEAD)"
 }
 
+# PUBLIC are the modules whose API a release keeps; cmd is a program,
+# internal, deploy and examples are never imported.
+PUBLIC=". ./criinfo/cri ./crishim"
+
+# previous VERSION: the newest release tag of the root module below
+# VERSION, "" when there is none.
+previous() {
+	git -C "$top" tag --list 'v*' | grep -E '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$' |
+		{ cat; echo "$1"; } | sort -V | sed -n "/^$1\$/q; p" | tail -n 1
+}
+
+# apicheck VERSION: refuses VERSION when it keeps the previous release's
+# major version and a public module's API changed incompatibly (see the
+# top). The previous API is read at the commit the previous release was
+# made from (its tag's parent: the same code, the workspace's go.work).
+apicheck() {
+	local version=$1 prev old=$tmp/api-old m path report refused=""
+	prev=$(previous "$version")
+	if [ -z "$prev" ]; then
+		echo "api: no earlier release to compare $version with"
+		return
+	fi
+	if [ "${prev%%.*}" != "${version%%.*}" ]; then
+		echo "api: $version is a new major version after $prev: incompatible changes are allowed"
+		return
+	fi
+	[ -x "${SANDBOXPIN_APIDIFF:-}" ] || die "api: \$SANDBOXPIN_APIDIFF is not set: run scripts/deps.sh and source its env.sh"
+	git clone -q --shared --no-checkout "$top" "$old"
+	git -C "$old" checkout -q --detach "$prev^"
+	for m in $PUBLIC; do
+		# Package by package: a module path would take in the packages of
+		# every module of the workspace below it.
+		for path in $(cd "$old/$m" && go list ./... | grep -v '/internal\(/\|$\)'); do
+			(cd "$old/$m" && "$SANDBOXPIN_APIDIFF" -w "$tmp/api.old" "$path")
+			if ! (cd "$top/$m" && go list "$path" >/dev/null 2>&1); then
+				report="package removed"
+			else
+				report=$(cd "$top/$m" && "$SANDBOXPIN_APIDIFF" -incompatible "$tmp/api.old" "$path")
+			fi
+			if [ -n "$report" ]; then
+				echo "api: $path changed incompatibly since $prev:"
+				echo "$report" | sed 's/^/  /'
+				refused="$refused $path"
+			fi
+		done
+	done
+	[ -z "$refused" ] || die "$version keeps the major version of $prev, but the API of$refused changed incompatibly: release a new major version, or keep the old API beside the new"
+	echo "api: the public modules keep the API of $prev"
+}
+
 # tag VERSION: the release commit and its tags (see the top).
 tag() {
 	local version=$1 wt=$tmp/release m s base tags=""
@@ -123,6 +180,7 @@ tag() {
 	for m in $(modules); do
 		! git -C "$top" rev-parse -q --verify "refs/tags/$(tagof "$version" "$m")" >/dev/null || die "tag $(tagof "$version" "$m") exists"
 	done
+	apicheck "$version"
 	clone "$wt"
 	base=$(git -C "$wt" rev-parse HEAD)
 	proxy=$tmp/prepare-proxy
@@ -284,6 +342,20 @@ rehearse() {
 		die "two builds of $version differ"
 	fi
 	echo "two builds of $version: identical SHA256SUMS; image digest $(cat "$tmp/dist2/image-digest")"
+
+	# The API guard: a patch release after a deliberate incompatible change
+	# (a constant's value changed) must be refused with apidiff's report.
+	echo "== a patch release with an incompatible change"
+	git -C "$repo" checkout -q --detach "$version^"
+	sed -i 's/^const ExtraSource = "--pin"$/const ExtraSource = "--pattern"/' "$repo/resolve/matcher.go"
+	grep -q -- '"--pattern"' "$repo/resolve/matcher.go" || die "the deliberate change did not apply"
+	gitid -C "$repo" commit -q -am "a deliberate incompatible change"
+	if out=$(cd "$repo" && bash scripts/release.sh "${version/v0.1.0/v0.1.1}" "$tmp/dist3" 2>&1); then
+		die "release.sh tagged a patch release with an incompatible API change:"$'\n'"$out"
+	fi
+	echo "$out" | grep -A3 '^api: ' || true
+	grep -q 'ExtraSource: value changed from "--pin" to "--pattern"' <<<"$out" || die "release.sh failed, but not on the API:"$'\n'"$out"
+	echo "refused, as it must be"
 	echo "== rehearsal passed in $((SECONDS - start))s"
 }
 

@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxpin/sandboxpin/crishim"
+	"github.com/sandboxpin/sandboxpin/pin"
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 // exitServe is shim's exit code when serving failed after start-up.
@@ -40,6 +44,7 @@ func newShimCmd(ctx context.Context) *cobra.Command {
 	fs.StringVar(&o.Listen, "listen", "", "the shim's CRI socket `URL`, unix:///path (required)")
 	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "the runtime's CRI socket `URL`, unix:///path (required)")
 	fs.StringVar(&o.Root, "root", "/", "the node's root file system `DIR`, read to resolve the sandbox image")
+	o.PinsSource = resolve.ExtraSource // "--pin", as check labels them
 	fs.StringArrayVar(&o.Pins, "pin", nil, "an extra pin `PATTERN` (repeatable): a reference, a digest, prefix* or *keyword*")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics and /healthz on this `ADDR` (host:port; default: none)")
 	fs.BoolVar(&debug, "debug", false, "log each image the shim pins and the rule that pinned it")
@@ -49,6 +54,16 @@ func newShimCmd(ctx context.Context) *cobra.Command {
 			return &usageError{errors.New("--listen is required")}
 		case o.RuntimeEndpoint == "":
 			return &usageError{errors.New("--runtime-endpoint is required")}
+		}
+		// Mistakes in the command line's words; crishim.New names its
+		// Options' fields.
+		for flag, ep := range map[string]string{"--listen": o.Listen, "--runtime-endpoint": o.RuntimeEndpoint} {
+			if !strings.HasPrefix(strings.TrimPrefix(ep, "unix://"), "/") {
+				return &usageError{fmt.Errorf("%s %q: want unix:///path or /path", flag, ep)}
+			}
+		}
+		if _, err := pin.Compile(o.Pins); err != nil {
+			return &usageError{fmt.Errorf("--pin: %w", err)}
 		}
 		level := slog.LevelInfo
 		if debug {

@@ -40,7 +40,7 @@ func TestShimFlags(t *testing.T) {
 		{name: "extra argument", args: []string{"--listen", "/a", "--runtime-endpoint", "/b", "c"}, wantCode: exitError, wantStderr: `unexpected argument "c"`},
 		{name: "unknown flag", args: []string{"--lisen", "/a"}, wantCode: exitError, wantStderr: "unknown flag: --lisen"},
 		{name: "relative listen", args: []string{"--listen", "shim.sock", "--runtime-endpoint", absent}, wantCode: exitError, wantStderr: "want unix:///path or /path"},
-		{name: "bad pin", args: []string{"--listen", "/tmp/x.sock", "--runtime-endpoint", absent, "--pin", "*"}, wantCode: exitError, wantStderr: "invalid shim options: --pin"},
+		{name: "bad pin", args: []string{"--listen", "/tmp/x.sock", "--runtime-endpoint", absent, "--pin", "*"}, wantCode: exitError, wantStderr: "--pin: pattern 0 \"*\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ type dockerSpelling struct {
 	listed     string // the repo tag Docker stores it under
 }
 
-// dockerSpellings are issue 20's spellings. Images are loaded, never
+// dockerSpellings are the sandbox image spellings tried on cri-dockerd. Images are loaded, never
 // pulled: `docker load` records no repo digest, so the digest spellings
 // name an image Docker knows by tag only.
 var dockerSpellings = []dockerSpelling{

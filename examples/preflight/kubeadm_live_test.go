@@ -29,9 +29,8 @@ import (
 // that nothing is pulled) beside this example and `sandboxpin resolve
 // --kubeadm-version` on the same live runtime and node files. The verdicts,
 // as asserted below and observed here (containerd 1.6.20, 2.2.9 and 2.4.2,
-// CRI-O 1.36.3; sandboxpin's side of b on 2.4 needs resolve to read config
-// version 4, which issue 9 adds: until then that part is skipped with a
-// message, kubeadm's side still runs):
+// CRI-O 1.36.3; on 2.4 resolve reads the version 4 config containerd 2.3
+// and later write):
 //
 //	case                                           | kubeadm v1.37.2 pre-flight                   | examples/preflight and sandboxpin resolve
 //	-----------------------------------------------|----------------------------------------------|------------------------------------------------------------

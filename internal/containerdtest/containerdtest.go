@@ -35,7 +35,7 @@ const (
 	// V24 is containerd 2.4 built from source (2.4.2, config version 4).
 	V24 Version = 24
 	// V24Pin is containerd 2.4.2 with contrib/containerd/pin.patch: its
-	// pinned_images go through pin.Compile and IsPinned (issue 23). Not in
+	// pinned_images go through pin.Compile and IsPinned. Not in
 	// [Versions]: it is no release.
 	V24Pin Version = 2400
 )

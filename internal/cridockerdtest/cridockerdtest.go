@@ -33,7 +33,7 @@ type Version string
 const (
 	V0314 Version = "v0.3.14"
 	V044  Version = "v0.4.4"
-	// V044Pin is v0.4.4 with contrib/cri-dockerd/pin.patch (issue 31);
+	// V044Pin is v0.4.4 with contrib/cri-dockerd/pin.patch;
 	// not in Versions: no release.
 	V044Pin Version = "v0.4.4+pin"
 )

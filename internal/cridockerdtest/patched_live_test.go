@@ -29,7 +29,7 @@ type spelling struct {
 // covers a pulled one: TestIsPinned "tag and digest" in the patched tree).
 const loadedDigest = "sha256:1ff6c18fbef2045af6b9c16bf034cc421a29027b800e4f9b68ae9b1cb3e9ae07"
 
-// spellings are those of issue 31. Docker stores a Docker Hub name in its
+// spellings are the sandbox image spellings the patch is tried with. Docker stores a Docker Hub name in its
 // familiar form, and a tagless one as ":latest".
 var spellings = []spelling{
 	{name: "exact", configured: "registry.k8s.io/pause:3.10.1", stored: "registry.k8s.io/pause:3.10.1", stock: true, patched: true},

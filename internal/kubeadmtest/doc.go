@@ -22,7 +22,7 @@
 //	SANDBOXPIN_KUBEADM_VERSION  v1.37.2
 //	SANDBOXPIN_KUBEADM_PATCHED  $SANDBOXPIN_CACHE/kubeadm-patched/v1.37.2/kubeadm
 //
-// The last is kubeadm with contrib/kubeadm/pin.patch (issue 31), run through
+// The last is kubeadm with contrib/kubeadm/pin.patch, run through
 // [Config].Binary; [Config].EtcContainerd shows it the test runtime's
 // config.toml as /etc/containerd, bind-mounted in a mount namespace of its
 // own, since that build reads the node's runtime config where the runtime

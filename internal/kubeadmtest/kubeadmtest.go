@@ -19,8 +19,7 @@ import (
 // Environment variables read by the helper.
 const (
 	EnvKubeadm = "SANDBOXPIN_KUBEADM"
-	// EnvKubeadmPatched names kubeadm with contrib/kubeadm/pin.patch
-	// (issue 31).
+	// EnvKubeadmPatched names kubeadm with contrib/kubeadm/pin.patch.
 	EnvKubeadmPatched = "SANDBOXPIN_KUBEADM_PATCHED"
 	EnvKubeadmVersion = "SANDBOXPIN_KUBEADM_VERSION"
 	EnvRequire        = runtimetest.EnvRequire

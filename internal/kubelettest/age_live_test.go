@@ -26,7 +26,7 @@ const ageMaximum = time.Minute
 // to 2 min) and its relists.
 const ageRowTimeout = kubelettest.ImageGCPeriod + 5*time.Minute
 
-// ageRows are the rows of issue 32: imageMaximumGCAge (KEP-4210, stable in
+// ageRows are the image-age rows: imageMaximumGCAge (KEP-4210, stable in
 // v1.35: keps/sig-node/4210-max-image-gc-age/kep.yaml; the ImageMaximumGCAge
 // feature gate GA and locked on in pkg/features/kube_features.go at v1.37.2)
 // and no disk pressure, as on an idle node. No pod runs before GC, so the

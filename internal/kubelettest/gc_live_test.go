@@ -69,7 +69,7 @@ type gcRow struct {
 	// fix applies what `sandboxpin audit` advises before the kubelet
 	// starts (it must advise a change of configuration).
 	fix bool
-	// wantDeleted: the kubelet deletes the pause image (issue 19's table).
+	// wantDeleted: the kubelet deletes the pause image (README.s GC table).
 	wantDeleted bool
 	// wantPod is what becomes of a hostNetwork static pod started once the
 	// GC outcome is known: podRuns, podNoSandbox, podNoSandboxHere, or ""
@@ -104,7 +104,7 @@ var gcRows = []gcRow{
 	{name: "containerd-2.4/alias/shim", runtime: runtimeContainerd, version: containerdtest.V24, configured: aliasPause, shim: true, wantPod: podNoSandbox},
 	{name: "containerd-2.4/alias/fixed", runtime: runtimeContainerd, version: containerdtest.V24, configured: aliasPause, fix: true, wantPod: podRuns},
 	// containerd 2.4.2 with contrib/containerd/pin.patch pins the alias
-	// spelling itself (issue 23): the kubelet keeps the image with no shim.
+	// spelling itself: the kubelet keeps the image with no shim.
 	// It still looks the sandbox image up by the configured name, as stock
 	// does, so pods cannot start offline: audit says so.
 	{name: "containerd-2.4-pin/alias", runtime: runtimeContainerd, version: containerdtest.V24Pin, configured: aliasPause, wantPod: podNoSandbox},
@@ -126,7 +126,7 @@ var gcRows = []gcRow{
 	{name: "cri-dockerd-0.4.4/alias/shim", runtime: runtimeCRIDockerd, configured: aliasPause, shim: true, wantPod: podNoSandbox},
 	{name: "cri-dockerd-0.4.4/alias/fixed", runtime: runtimeCRIDockerd, configured: aliasPause, fix: true, wantPod: podNoSandboxHere},
 	// cri-dockerd 0.4.4 with contrib/cri-dockerd/pin.patch pins the alias
-	// spelling itself (issue 31): the kubelet keeps the image with no shim.
+	// spelling itself: the kubelet keeps the image with no shim.
 	// It still pulls the configured name for every sandbox, as stock does.
 	{name: "cri-dockerd-0.4.4-pin/alias", runtime: runtimeCRIDockerd, criDockerd: cridockerdtest.V044Pin, configured: aliasPause, wantPod: podNoSandbox},
 }

@@ -1,5 +1,5 @@
-// Command shimmain runs a crishim.Shim with the flags of `sandboxpin shim`
-// (Options.AddFlags), for the package's tests that need a process of its
+// Command shimmain runs a crishim.Shim with flags like those of
+// `sandboxpin shim`, for the package's tests that need a process of its
 // own: the load test measures its peak memory, and the binary test sends
 // it signals. SIGHUP reloads; SIGINT and SIGTERM stop it. Exit 0 after a
 // clean stop, 1 when serving failed, 2 when it could not start.
@@ -20,7 +20,11 @@ import (
 func main() {
 	var o crishim.Options
 	fs := flag.NewFlagSet("shimmain", flag.ExitOnError)
-	o.AddFlags(fs)
+	fs.StringVar(&o.Listen, "listen", "", "the shim's socket")
+	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "the runtime's socket")
+	fs.StringVar(&o.Root, "root", "/", "the node's root")
+	fs.StringVar(&o.MetricsListen, "metrics-listen", "", "host:port for /metrics")
+	fs.Func("pin", "an extra pattern (repeatable)", func(p string) error { o.Pins = append(o.Pins, p); return nil })
 	_ = fs.Parse(os.Args[1:]) // ExitOnError
 	o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

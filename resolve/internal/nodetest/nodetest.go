@@ -7,20 +7,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"testing/fstest"
-
-	"github.com/stretchr/testify/require"
 )
 
-// The module-built binaries of scripts/deps.sh ("~" is $HOME).
+// The module-built binaries of scripts/deps.sh, relative to its cache
+// (see RealBinary).
 const (
-	Containerd242 = "~/.cache/sandboxpin/containerd/v2.4.2/containerd"
-	CRIO1363      = "~/.cache/sandboxpin/crio/v1.36.3/crio"
-	Kubelet1372   = "~/.cache/sandboxpin/kubelet/v1.37.2/kubelet"
-	Kubeadm1372   = "~/.cache/sandboxpin/kubeadm/v1.37.2/kubeadm"
-	CRIDockerd044 = "~/.cache/sandboxpin/cri-dockerd/v0.4.4/cri-dockerd"
+	Containerd242 = "containerd/v2.4.2/containerd"
+	CRIO1363      = "crio/v1.36.3/crio"
+	Kubelet1372   = "kubelet/v1.37.2/kubelet"
+	Kubeadm1372   = "kubeadm/v1.37.2/kubeadm"
+	CRIDockerd044 = "cri-dockerd/v0.4.4/cri-dockerd"
 )
 
 // MapFS builds an fstest.MapFS from path -> content.
@@ -33,15 +31,15 @@ func MapFS(files map[string]string) fstest.MapFS {
 }
 
 // WriteTree writes files (path -> content) under a new temporary root and
-// places binaries (path in the root -> real binary, "~" for $HOME) there;
-// it skips the test when a binary is absent.
+// places binaries (path in the root -> real binary, as RealBinary takes
+// it) there; it skips the test when a binary is absent.
 func WriteTree(t testing.TB, files, binaries map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
 	for p, c := range files {
 		dst := filepath.Join(root, filepath.FromSlash(p))
-		require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o750))
-		require.NoError(t, os.WriteFile(dst, []byte(c), 0o600))
+		must(t, os.MkdirAll(filepath.Dir(dst), 0o750))
+		must(t, os.WriteFile(dst, []byte(c), 0o600))
 	}
 	for p, src := range binaries {
 		PlaceBinary(t, root, p, RealBinary(t, src))
@@ -49,16 +47,22 @@ func WriteTree(t testing.TB, files, binaries map[string]string) string {
 	return root
 }
 
-// RealBinary returns the path of a real binary on this machine ("~" for
-// $HOME), skipping the test when it is absent.
+// RealBinary returns the path of a real binary on this machine, skipping
+// the test when it is absent. A relative p is in scripts/deps.sh's cache:
+// $SANDBOXPIN_CACHE, else sandboxpin in the user's cache directory
+// (~/.cache/sandboxpin), as deps.sh chooses it.
 func RealBinary(t testing.TB, p string) string {
 	t.Helper()
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Skipf("no home directory for %s: %v", p, err)
+	if !filepath.IsAbs(p) {
+		cache := os.Getenv("SANDBOXPIN_CACHE")
+		if cache == "" {
+			dir, err := os.UserCacheDir()
+			if err != nil {
+				t.Skipf("no cache directory for %s: %v", p, err)
+			}
+			cache = filepath.Join(dir, "sandboxpin")
 		}
-		p = filepath.Join(home, rest)
+		p = filepath.Join(cache, p)
 	}
 	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
 		t.Skipf("%s is not on this machine (scripts/deps.sh builds the module-built ones): %v", p, err)
@@ -72,16 +76,25 @@ func RealBinary(t testing.TB, p string) string {
 func PlaceBinary(t testing.TB, root, name, src string) {
 	t.Helper()
 	dst := filepath.Join(root, filepath.FromSlash(name))
-	require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o750))
+	must(t, os.MkdirAll(filepath.Dir(dst), 0o750))
 	if os.Link(src, dst) == nil {
 		return
 	}
 	in, err := os.Open(src)
-	require.NoError(t, err)
+	must(t, err)
 	defer in.Close()
 	out, err := os.Create(dst)
-	require.NoError(t, err)
+	must(t, err)
 	_, err = io.Copy(out, in)
-	require.NoError(t, err)
-	require.NoError(t, out.Close())
+	must(t, err)
+	must(t, out.Close())
+}
+
+// must fails the test on err: this package is imported by tests only, but
+// is no test file, so it stays free of test libraries.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

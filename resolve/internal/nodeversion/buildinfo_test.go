@@ -21,7 +21,7 @@ import (
 // real build info: Debian 12's containerd (package containerd
 // 1.6.20~ds1-1+deb12u3, built outside module mode, no version in its build
 // info) and the module-built binaries scripts/deps.sh puts in
-// ~/.cache/sandboxpin. Tests skip the ones that are absent.
+// its cache (nodetest.RealBinary). Tests skip the ones that are absent.
 var realBinaries = []struct {
 	name      string
 	path      string // on this machine; "~" is $HOME
@@ -32,17 +32,17 @@ var realBinaries = []struct {
 }{
 	{name: "debian-containerd", path: "/usr/bin/containerd", comp: criinfo.RuntimeContainerd,
 		wantError: "it states no version (go1.19.8, no main module"},
-	{name: "containerd-2.4.2", path: "~/.cache/sandboxpin/containerd/v2.4.2/containerd", comp: criinfo.RuntimeContainerd,
+	{name: "containerd-2.4.2", path: "containerd/v2.4.2/containerd", comp: criinfo.RuntimeContainerd,
 		want: "v2.4.2", wantFrom: "module github.com/containerd/containerd/v2 v2.4.2"},
-	{name: "containerd-1.7.35", path: "~/.cache/sandboxpin/containerd/v1.7.35/containerd", comp: criinfo.RuntimeContainerd,
+	{name: "containerd-1.7.35", path: "containerd/v1.7.35/containerd", comp: criinfo.RuntimeContainerd,
 		want: "v1.7.35", wantFrom: "module github.com/containerd/containerd v1.7.35"},
-	{name: "crio-1.36.3", path: "~/.cache/sandboxpin/crio/v1.36.3/crio", comp: criinfo.RuntimeCRIO,
+	{name: "crio-1.36.3", path: "crio/v1.36.3/crio", comp: criinfo.RuntimeCRIO,
 		want: "v1.36.3", wantFrom: "module github.com/cri-o/cri-o v1.36.3"},
-	{name: "kubelet-1.37.2", path: "~/.cache/sandboxpin/kubelet/v1.37.2/kubelet", comp: Kubelet,
+	{name: "kubelet-1.37.2", path: "kubelet/v1.37.2/kubelet", comp: Kubelet,
 		want: "v1.37.2", wantFrom: "module k8s.io/kubernetes v1.37.2"},
-	{name: "kubeadm-1.37.2", path: "~/.cache/sandboxpin/kubeadm/v1.37.2/kubeadm", comp: Kubeadm,
+	{name: "kubeadm-1.37.2", path: "kubeadm/v1.37.2/kubeadm", comp: Kubeadm,
 		want: "v1.37.2", wantFrom: "module k8s.io/kubernetes v1.37.2"},
-	{name: "kubeadm-as-containerd", path: "~/.cache/sandboxpin/kubeadm/v1.37.2/kubeadm", comp: criinfo.RuntimeContainerd,
+	{name: "kubeadm-as-containerd", path: "kubeadm/v1.37.2/kubeadm", comp: criinfo.RuntimeContainerd,
 		wantError: `it is built from "k8s.io/kubernetes", not from containerd's module`},
 }
 
@@ -140,7 +140,7 @@ func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // maxBinaryRead.
 func TestReadBuildInfoBounded(t *testing.T) {
 	t.Parallel()
-	src := nodetest.RealBinary(t, "~/.cache/sandboxpin/containerd/v2.4.2/containerd")
+	src := nodetest.RealBinary(t, "containerd/v2.4.2/containerd")
 	f, err := os.Open(src)
 	require.NoError(t, err)
 	defer f.Close()
