@@ -49,10 +49,13 @@ func newAuditCmd(ctx context.Context) *cobra.Command {
 		if a.Err != nil {
 			return a.Err
 		}
-		if ok, err := out.data(w, a.Verdict); err != nil {
-			return fail(exitError, "%v", err)
-		} else if !ok && out.format == "text" {
-			printVerdict(w, a.Verdict)
+		err := out.print(w, a.Verdict, func() {
+			if out.format == "text" {
+				printVerdict(w, a.Verdict)
+			}
+		})
+		if err != nil {
+			return err
 		}
 		return exit(a.exitCode())
 	}

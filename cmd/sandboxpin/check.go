@@ -107,14 +107,9 @@ func newCheckCmd(ctx context.Context) *cobra.Command {
 			}
 			report.Images[i] = ci
 		}
-		w := c.OutOrStdout()
-		if ok, err := out.data(w, report); ok || err != nil {
-			if err != nil {
-				return fail(exitError, "%v", err)
-			}
-			return exit(code)
+		if err := out.print(c.OutOrStdout(), report, func() { report.print(c.OutOrStdout(), c.ErrOrStderr()) }); err != nil {
+			return err
 		}
-		report.print(w, c.ErrOrStderr())
 		return exit(code)
 	}
 	return c

@@ -161,23 +161,28 @@ func (o *output) check() error {
 	return nil
 }
 
-// data reports whether the format is json or yaml, and writes v so when
-// it is: JSON indented, YAML as kubectl prints it (sigs.k8s.io/yaml, from
-// the same field names as JSON).
-func (o *output) data(w io.Writer, v any) (bool, error) {
+// print writes v to w as JSON (indented) or YAML (as kubectl prints it:
+// sigs.k8s.io/yaml, from the same field names as JSON), or calls text for
+// any other format.
+func (o *output) print(w io.Writer, v any, text func()) error {
+	var err error
 	switch o.format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return true, enc.Encode(v)
+		err = enc.Encode(v)
 	case "yaml":
-		b, err := yaml.Marshal(v)
-		if err == nil {
+		var b []byte
+		if b, err = yaml.Marshal(v); err == nil {
 			_, err = w.Write(b)
 		}
-		return true, err
+	default:
+		text()
 	}
-	return false, nil
+	if err != nil {
+		return fail(exitError, "%v", err)
+	}
+	return nil
 }
 
 // versionString is the module version and VCS revision of this build.

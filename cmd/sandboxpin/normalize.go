@@ -48,9 +48,7 @@ func newNormalizeCmd() *cobra.Command {
 			refs = append(refs, n)
 		}
 		w := c.OutOrStdout()
-		if ok, err := out.data(w, refs); err != nil {
-			return fail(exitError, "%v", err)
-		} else if !ok {
+		err := out.print(w, refs, func() {
 			for _, n := range refs {
 				switch {
 				case n.Error != "":
@@ -60,6 +58,9 @@ func newNormalizeCmd() *cobra.Command {
 					fmt.Fprintln(w, n.Canonical)
 				}
 			}
+		})
+		if err != nil {
+			return err
 		}
 		if len(errs) > 0 {
 			return fail(exitError, "%w", errors.Join(errs...))

@@ -36,12 +36,8 @@ func newResolveCmd(ctx context.Context) *cobra.Command {
 			return err
 		}
 		w := c.OutOrStdout()
-		if ok, err := out.data(w, res); ok || err != nil {
-			if err != nil {
-				return fail(exitError, "%v", err)
-			}
-		} else {
-			printResult(w, res)
+		if err := out.print(w, res, func() { printResult(w, res) }); err != nil {
+			return err
 		}
 		return n.unknown(res)
 	}
@@ -193,17 +189,16 @@ func newPrepullCmd(ctx context.Context) *cobra.Command {
 			Prepull []string       `json:"prepull"`
 			Notes   []resolve.Note `json:"notes"`
 		}{res.Prepull, append([]resolve.Note{}, notes...)}
-		if ok, err := out.data(c.OutOrStdout(), data); ok || err != nil {
-			if err != nil {
-				return fail(exitError, "%v", err)
+		err = out.print(c.OutOrStdout(), data, func() {
+			for _, p := range res.Prepull {
+				fmt.Fprintln(c.OutOrStdout(), p)
 			}
-			return n.unknown(res)
-		}
-		for _, p := range res.Prepull {
-			fmt.Fprintln(c.OutOrStdout(), p)
-		}
-		for _, n := range notes {
-			fmt.Fprintf(c.ErrOrStderr(), "note: %s\n", n.Message)
+			for _, n := range notes {
+				fmt.Fprintf(c.ErrOrStderr(), "note: %s\n", n.Message)
+			}
+		})
+		if err != nil {
+			return err
 		}
 		return n.unknown(res)
 	}
