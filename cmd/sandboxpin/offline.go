@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,8 +48,7 @@ func readImages(path string) ([]*crictlImage, error) {
 		Images *[]*crictlImage `json:"images"`
 	}
 	if err := json.Unmarshal(b, &list); err != nil {
-		var se *json.SyntaxError
-		if ok := asSyntax(err, &se); ok {
+		if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
 			return nil, fmt.Errorf("--images %s: offset %d: %w (want the JSON of `crictl images -o json`)", path, se.Offset, err)
 		}
 		return nil, fmt.Errorf("--images %s: %w (want the JSON of `crictl images -o json`)", path, err)
@@ -57,12 +57,6 @@ func readImages(path string) ([]*crictlImage, error) {
 		return nil, fmt.Errorf("--images %s: no \"images\" key (want the JSON of `crictl images -o json`)", path)
 	}
 	return *list.Images, nil
-}
-
-func asSyntax(err error, se **json.SyntaxError) bool {
-	s, ok := err.(*json.SyntaxError) //nolint:errorlint // json.Unmarshal returns it unwrapped
-	*se = s
-	return ok
 }
 
 // auditOffline audits from the images file and the root, without a socket.
