@@ -64,7 +64,7 @@ func RealBinary(t testing.TB, p string) string {
 		}
 		p = filepath.Join(cache, p)
 	}
-	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() { //nolint:gosec // a test helper: the cache scripts/deps.sh built on this machine
 		t.Skipf("%s is not on this machine (scripts/deps.sh builds the module-built ones): %v", p, err)
 	}
 	return p
