@@ -129,8 +129,12 @@ PUBLIC=". ./criinfo/cri ./crishim"
 # previous VERSION: the newest release tag of the root module below
 # VERSION, "" when there is none.
 previous() {
-	git -C "$top" tag --list 'v*' | grep -E '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$' |
-		{ cat; echo "$1"; } | sort -V | sed -n "/^$1\$/q; p" | tail -n 1
+	local tags
+	# No tag yet is no error (grep finds nothing).
+	tags=$(git -C "$top" tag --list 'v*' | grep -E '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$' || true)
+	# sort -V orders "~" before anything, as semver orders a pre-release
+	# before its release: v0.1.0-rc.1 sorts as v0.1.0~rc.1.
+	printf '%s\n%s\n' "$tags" "$1" | sed '/^$/d; s/-/~/' | sort -V | sed 's/~/-/' | sed -n "/^$1\$/q; p" | tail -n 1
 }
 
 # apicheck VERSION: refuses VERSION when it keeps the previous release's
