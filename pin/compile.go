@@ -309,9 +309,6 @@ func nameByte(c byte, inDomain bool) bool {
 }
 
 func (c *compiler) addCRIO(i int, p string) error {
-	if p == "" {
-		return nil // pins nothing, as in Strict mode: no rule
-	}
 	if !utf8.ValidString(p) {
 		return fmt.Errorf("%w: not valid UTF-8 (CRI-O fails to start with it)", ErrInvalidPattern)
 	}

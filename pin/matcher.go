@@ -657,8 +657,10 @@ func scanDomain(s string) (slash int, upper, dotOrColon bool) {
 	return -1, up&high != 0, dc&high != 0
 }
 
-// Len returns the number of rules m holds: the patterns given to Compile
-// less the ignored "" ones, summed over a Join's parts. A nil m has none.
+// Len returns the number of rules m holds: the patterns given to Compile,
+// summed over a Join's parts, less the "" ones in Strict mode, which are
+// ignored (in CRIOCompat mode "" is a rule, as CRI-O compiles it: it pins
+// only an empty name, which no image has). A nil m has none.
 func (m *Matcher) Len() int {
 	if m == nil {
 		return 0

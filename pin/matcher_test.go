@@ -327,12 +327,12 @@ func TestLen(t *testing.T) {
 	tests := []struct {
 		name string
 		m    *Matcher
-		want int // rules: "" is none in either mode
+		want int // rules: "" is none in Strict mode, one in CRIOCompat
 	}{
 		{name: "nil", m: nil, want: 0},
 		{name: "strict", m: strict, want: 2},
-		{name: "crio-compat", m: crio, want: 2},
-		{name: "join", m: Join(strict, nil, Join(crio, strict)), want: 6},
+		{name: "crio-compat", m: crio, want: 3},
+		{name: "join", m: Join(strict, nil, Join(crio, strict)), want: 7},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -340,5 +340,5 @@ func TestLen(t *testing.T) {
 			assert.Equal(t, tt.want, tt.m.Len())
 		})
 	}
-	assert.False(t, crio.IsPinned(""), "an empty CRI-O pattern pins nothing")
+	assert.False(t, crio.IsPinned("quay.io/team/app:1"), "an empty CRI-O pattern pins no name")
 }
