@@ -157,8 +157,8 @@ type Fix struct {
 	Line int    `json:"line,omitempty"`
 	Key  string `json:"key,omitempty"`
 	// From is the value there now; To the value to write (empty for
-	// [ActionRemove]) or, for [ActionPull] and [ActionTag], the name to
-	// store the image under.
+	// [ActionRemove]) or, for [ActionPull], the name to store the image
+	// under.
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 	// Component and Version name what to upgrade, to at least Version,
@@ -188,5 +188,4 @@ const (
 	ActionShim    Action = "shim"    // run sandboxpin's CRI shim in front of the runtime
 	ActionRestart Action = "restart" // restart Component so that it reads its configuration
 	ActionPull    Action = "pull"    // store the image under the name To
-	ActionTag     Action = "tag"     // tag the stored image From as To too
 )
