@@ -24,8 +24,9 @@ copy_module() {
 	printf '%s\n' "$info" | sed -n 's/^[[:space:]]*"Hash": "\(.*\)",*$/\1/p'
 }
 
-# apply_patch PATCH OUT: in the current directory (the copy), records the
-# module graph, applies PATCH and adds the requirement. `go list -m -e all`:
+# apply_patch DIR OUT: in the current directory (the copy), records the
+# module graph, applies the patches of DIR that $PATCHES names, in order
+# (file names, default pin.patch), and adds the requirement. `go list -m -e all`:
 # some modules' go.mod name versions that exist only inside their own
 # repository (cri-dockerd's k8s.io/kubernetes v1.29.15 requires k8s.io/*
 # v0.0.0), which -e lists as they are written.
@@ -34,7 +35,10 @@ apply_patch() {
 	go list -m -e all 2>/dev/null >"$2.modules.before"
 	cp go.mod go.mod.orig && cp go.sum go.sum.orig
 	# git apply works outside a repository; --verbose names each file.
-	git apply --verbose "$1"
+	local p
+	for p in ${PATCHES:-pin.patch}; do
+		git apply --verbose "$1/$p"
+	done
 	go mod edit -require="$sbp@$sbpv" -replace="$sbp=$repo"
 }
 

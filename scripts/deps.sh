@@ -63,20 +63,26 @@ CRIO_TAGS="containers_image_ostree_stub containers_image_openpgp exclude_graphdr
 mkdir -p "$CACHE/logs"
 log() { printf '[deps %ss] %s\n' "$SECONDS" "$*"; }
 
-# build_patched NAME VERSION DIR...: contrib/NAME/build.sh into
-# $CACHE/NAME-patched/VERSION, rebuilt when the patch, the build scripts or
-# the Go sources (not tests) under the sandboxpin DIRs it links change: their hash is the
-# content of .done. Each build.sh builds like the stock build, so the Go
-# build cache serves everything the patch does not reach.
+# build_patched NAME VERSION DIR...: contrib/NAME/build.sh with the patches
+# $PATCHES names (default pin.patch) into $CACHE/NAME-patched/VERSION (for
+# pin.patch) or $CACHE/NAME-patched-A+B/VERSION (for A.patch B.patch),
+# rebuilt when the patches, the build scripts or the Go sources (not tests)
+# under the sandboxpin DIRs it links change: their hash is the content of
+# .done. Each build.sh builds like the stock build, so the Go build cache
+# serves everything the patch does not reach.
 build_patched() {
-	local name=$1 version=$2 dir key
+	local name=$1 version=$2 dir key p variant=
 	shift 2
+	for p in ${PATCHES:-pin.patch}; do variant+=+${p%.patch}; done
+	variant=${variant#+}
 	dir=$CACHE/$name-patched/$version
-	key=$( (cat contrib/lib.sh "contrib/$name/pin.patch" "contrib/$name/build.sh" go.mod
+	[ "$variant" = pin ] || dir=$CACHE/$name-patched-$variant/$version
+	key=$( (cat contrib/lib.sh "contrib/$name/build.sh" go.mod
+		for p in ${PATCHES:-pin.patch}; do cat "contrib/$name/$p"; done
 		find "$@" -name '*.go' ! -name '*_test.go' | sort | xargs cat) | sha256sum | cut -c1-16)
 	[ "$(cat "$dir/.done" 2>/dev/null)" = "$key" ] && return 0
 	rm -rf "$dir"
-	bash "contrib/$name/build.sh" "$dir" "$version" "$CACHE/src/$name-patched-$version"
+	bash "contrib/$name/build.sh" "$dir" "$version" "$CACHE/src/$(basename "$(dirname "$dir")")-$version"
 	echo "$key" >"$dir/.done"
 }
 

@@ -27,7 +27,7 @@ tags=${CONTAINERD_TAGS:-no_btrfs no_devmapper no_zfs}
 
 copy_module "github.com/containerd/containerd/v2@$version" "$src" >/dev/null
 cd "$src"
-apply_patch "$here/pin.patch" "$out"
+apply_patch "$here" "$out"
 # Adds the go.sum lines the new import needs and nothing else: no tidy, which
 # would also rewrite lines the patch has nothing to do with.
 go build -trimpath -tags "$tags" -o "$out.containerd.tmp" ./cmd/containerd

@@ -25,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 commit=$(copy_module "github.com/Mirantis/cri-dockerd@$version" "$src")
 cd "$src"
-apply_patch "$here/pin.patch" "$out"
+apply_patch "$here" "$out"
 go build -trimpath -ldflags "-X github.com/Mirantis/cri-dockerd/cmd/version.Version=${version#v} -X github.com/Mirantis/cri-dockerd/cmd/version.GitCommit=${commit:0:7}" -o "$out.cri-dockerd.tmp" .
 check_graph "$out" "$out.cri-dockerd.tmp"
 mv "$out.cri-dockerd.tmp" "$out/cri-dockerd"

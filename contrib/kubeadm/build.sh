@@ -35,7 +35,7 @@ go mod edit "${staging[@]}"
 # The go.sum lines of the published staging modules, so that go.sum.diff
 # shows only what the patch adds.
 go list -deps ./cmd/kubeadm >/dev/null
-apply_patch "$here/pin.patch" "$out"
+apply_patch "$here" "$out"
 minor=${version#v1.}
 minor=${minor%%.*}
 go build -trimpath -ldflags "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
