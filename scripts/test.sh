@@ -10,6 +10,7 @@
 #   the release rehearsal (scripts/release.sh rehearse, beside the tests:
 #   HEAD tagged in a temporary clone, installed and imported through a
 #   file-system module proxy, the artifacts built twice and compared),
+#   the upstream tests of each contrib patch (contrib/*/test.sh),
 #   and a short run of every Fuzz target.
 #
 # As root (CI, a disposable VM) scripts/deps.sh installs containerd 1.6,
@@ -117,6 +118,15 @@ grep -v '^go: \(downloading\|added\)' "$rehearsal_log" || true
 rm -f "$rehearsal_log"
 [ "$rc" = 0 ] || echo "the release rehearsal failed (exit $rc)"
 [ "$rc" = 0 ] || exit "$rc"
+
+step "upstream tests of the contrib patches (contrib/*/test.sh)"
+# Each runs its project's own tests of the packages its patches touch, on a
+# fresh copy of the module with the patches applied (issue 40).
+for t in contrib/*/test.sh; do
+	[ -e "$t" ] || continue
+	echo "-- $t"
+	bash "$t"
+done
 
 if [ "${SKIP_VERSIONS:-0}" != 1 ]; then
 	# The floor and newest runs repeat the unit tests under other
