@@ -24,24 +24,15 @@ func systemdUnitDirs() []string {
 	return []string{"etc/systemd/system", "run/systemd/system", "lib/systemd/system", "usr/lib/systemd/system"}
 }
 
-// CRIDockerd is what cri-dockerd's systemd unit says.
-type CRIDockerd struct {
-	Files      []string // unit file, then drop-ins, in systemd's order
-	ExecStart  *Found   // the ExecStart that wins (Value is the whole command line)
-	PauseImage *Found   // --pod-infra-container-image in that ExecStart; nil if absent
-	Notes      []string
-}
-
-// ReadCRIDockerd reads cri-docker.service (the first found in
-// systemdUnitDirs) and its cri-docker.service.d/*.conf drop-ins (from all
-// directories, ordered by file name, a name in a higher directory masking the
-// same name in a lower one), as systemd does. In [Service], an empty
-// "ExecStart=" clears the commands before it; the last ExecStart wins. It
-// returns nil, nil when no unit file exists.
-func ReadCRIDockerd(fsys fs.FS) (*CRIDockerd, error) {
+// unitFiles returns the fs paths of unit (the first found in
+// systemdUnitDirs) and of its unit.d/*.conf drop-ins (from all directories,
+// ordered by file name, a name in a higher directory masking the same name
+// in a lower one), in the order systemd applies them; nil when no unit
+// file exists.
+func unitFiles(fsys fs.FS, unit string) ([]string, error) {
 	var files []string
 	for _, dir := range systemdUnitDirs() {
-		p := path.Join(dir, criDockerdUnit)
+		p := path.Join(dir, unit)
 		if fi, err := fs.Stat(fsys, p); err == nil && !fi.IsDir() {
 			files = append(files, p)
 			break
@@ -52,7 +43,7 @@ func ReadCRIDockerd(fsys fs.FS) (*CRIDockerd, error) {
 	}
 	dropIns := map[string]string{} // base name -> fs path, highest directory wins
 	for _, dir := range systemdUnitDirs() {
-		matches, err := fs.Glob(fsys, path.Join(dir, criDockerdUnit+".d", "*.conf"))
+		matches, err := fs.Glob(fsys, path.Join(dir, unit+".d", "*.conf"))
 		if err != nil {
 			return nil, nodefs.Invalid(nodefs.NodePath(dir), "", 0, err)
 		}
@@ -70,7 +61,28 @@ func ReadCRIDockerd(fsys fs.FS) (*CRIDockerd, error) {
 	for _, b := range bases {
 		files = append(files, dropIns[b])
 	}
+	return files, nil
+}
 
+// CRIDockerd is what cri-dockerd's systemd unit says.
+type CRIDockerd struct {
+	Files      []string // unit file, then drop-ins, in systemd's order
+	ExecStart  *Found   // the ExecStart that wins (Value is the whole command line)
+	PauseImage *Found   // --pod-infra-container-image in that ExecStart; nil if absent
+	Notes      []string
+}
+
+// ReadCRIDockerd reads cri-docker.service (the first found in
+// systemdUnitDirs) and its cri-docker.service.d/*.conf drop-ins (from all
+// directories, ordered by file name, a name in a higher directory masking the
+// same name in a lower one), as systemd does. In [Service], an empty
+// "ExecStart=" clears the commands before it; the last ExecStart wins. It
+// returns nil, nil when no unit file exists.
+func ReadCRIDockerd(fsys fs.FS) (*CRIDockerd, error) {
+	files, err := unitFiles(fsys, criDockerdUnit)
+	if err != nil || files == nil {
+		return nil, err
+	}
 	cfg := &CRIDockerd{}
 	var execs []execStart
 	seen := 0 // ExecStart= lines so far, resets included

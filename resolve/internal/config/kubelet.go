@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"strings"
 	"unicode"
 
@@ -20,69 +22,194 @@ const (
 	KubeletEndpointFlag = "container-runtime-endpoint"
 )
 
-// kubeletEnvFiles lists the EnvironmentFiles the kubeadm kubelet drop-in
-// reads, with the variable that carries flags, in the order the drop-in's
-// ExecStart expands them ($KUBELET_KUBEADM_ARGS before $KUBELET_EXTRA_ARGS,
-// so a flag in the latter wins).
-func kubeletEnvFiles() []struct{ path, variable string } {
-	return []struct{ path, variable string }{
-		{kubeletFlagsEnv, kubeletKubeadmArgs},
-		{"etc/default/kubelet", kubeletExtraArgs},   // Debian, Ubuntu
-		{"etc/sysconfig/kubelet", kubeletExtraArgs}, // RHEL, Fedora, SUSE
+// kubeletUnit is the kubelet's systemd unit; kubeadm's packages add the
+// drop-in kubelet.service.d/10-kubeadm.conf, whose ExecStart ends in
+// $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS.
+const kubeletUnit = "kubelet.service"
+
+// kubeletEnvFiles lists the EnvironmentFiles of the kubelet's unit, in the
+// order systemd reads them (a later file's variable overrides an earlier
+// one's): kubeadm's drop-in reads kubeadm-flags.env and then its package's
+// file; each is read when it exists, whatever the unit names.
+func kubeletEnvFiles() []string {
+	return []string{
+		kubeletFlagsEnv,         // KUBELET_KUBEADM_ARGS
+		"etc/default/kubelet",   // KUBELET_EXTRA_ARGS on Debian, Ubuntu
+		"etc/sysconfig/kubelet", // KUBELET_EXTRA_ARGS on RHEL, Fedora, SUSE
 	}
 }
 
-// Kubelet is what the kubelet's flag files say.
+// Kubelet is what the kubelet's systemd unit, its drop-ins and its flag
+// files say.
 type Kubelet struct {
 	Files       []string
-	SandboxArgs []Found // every --pod-infra-container-image, in effect order; the last wins
+	SandboxArgs []Found // every --pod-infra-container-image on the command line, in order; the last wins
 	Endpoint    *Found  // the last --container-runtime-endpoint
 }
 
-// ReadKubelet reads the kubelet's flag files. It returns nil, nil when none
-// exists.
+// ReadKubelet reads the kubelet's command line as systemd builds it: the
+// Environment= lines of kubelet.service and its drop-ins (see unitFiles),
+// then the flag files of kubeletEnvFiles, whose settings override those
+// (systemd.exec(5), EnvironmentFile=), expanded into the unit's last
+// ExecStart (a literal flag in it counts where it stands). Without a unit
+// file, the command line is kubeadm's drop-in's: $KUBELET_KUBEADM_ARGS
+// $KUBELET_EXTRA_ARGS. It returns nil, nil when no file exists.
 func ReadKubelet(fsys fs.FS) (*Kubelet, error) {
-	var cfg *Kubelet
-	for _, f := range kubeletEnvFiles() {
-		b, err := nodefs.ReadFile(fsys, f.path)
+	cfg := &Kubelet{}
+	vars := map[string]Found{}
+	units, err := unitFiles(fsys, kubeletUnit)
+	if err != nil {
+		return nil, err
+	}
+	var execs []execStart
+	seen := 0
+	for _, name := range units {
+		b, err := nodefs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, err
 		}
 		if b == nil {
 			continue
 		}
-		if cfg == nil {
-			cfg = &Kubelet{}
+		p := nodefs.NodePath(name)
+		cfg.Files = append(cfg.Files, p)
+		if execs, err = parseExecStarts(p, b, execs, &seen); err != nil {
+			return nil, err
 		}
-		cfg.Files = append(cfg.Files, nodefs.NodePath(f.path))
-		vars, err := parseEnvFile(nodefs.NodePath(f.path), b)
+		if err := parseEnvironment(p, b, vars); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range kubeletEnvFiles() {
+		b, err := nodefs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, err
 		}
-		v, ok := vars[f.variable]
-		if !ok {
+		if b == nil {
 			continue
 		}
-		// systemd splits an unquoted $VAR in ExecStart at whitespace only.
-		if n := countFields(v.Value); n > maxCommandWords {
-			return nil, nodefs.Invalid(v.Path, f.variable, v.Line, errTooManyWords)
+		cfg.Files = append(cfg.Files, nodefs.NodePath(name))
+		fileVars, err := parseEnvFile(nodefs.NodePath(name), b)
+		if err != nil {
+			return nil, err
 		}
-		var args []unitfile.Word
-		for _, s := range strings.Fields(v.Value) {
-			args = append(args, unitfile.Word{Text: s})
+		maps.Copy(vars, fileVars)
+	}
+	if len(cfg.Files) == 0 {
+		return nil, nil
+	}
+	cmd := []unitfile.Word{{Text: "$" + kubeletKubeadmArgs}, {Text: "$" + kubeletExtraArgs}}
+	var exec *execStart
+	if len(execs) > 0 {
+		exec = &execs[len(execs)-1]
+		cmd = exec.args
+	}
+	for i := 0; i < len(cmd); i++ {
+		if name, ok := varRef(cmd[i].Text); ok {
+			v, ok := vars[name]
+			if !ok {
+				continue
+			}
+			if err := cfg.readArgs(v, name); err != nil {
+				return nil, err
+			}
+			continue
 		}
-		if s, _, ok := flagValue(args, KubeletSandboxFlag); ok {
-			at := v
-			at.Value, at.Key = s, f.variable+" --"+KubeletSandboxFlag
-			cfg.SandboxArgs = append(cfg.SandboxArgs, at)
+		// A literal flag in ExecStart.
+		if exec == nil {
+			continue
 		}
-		if s, _, ok := flagValue(args, KubeletEndpointFlag); ok {
-			at := v
-			at.Value, at.Key = s, f.variable+" --"+KubeletEndpointFlag
-			cfg.Endpoint = &at
+		for _, flag := range []string{KubeletSandboxFlag, KubeletEndpointFlag} {
+			val, at, ok := flagValue(cmd[i:min(i+2, len(cmd))], flag)
+			if !ok || at > 1 {
+				continue
+			}
+			f := Found{Value: val, Path: exec.at.Path, Line: exec.e.LineAt(cmd[i+at].Off), Key: "ExecStart --" + flag}
+			cfg.set(flag, f)
+			i += at
+			break
 		}
 	}
 	return cfg, nil
+}
+
+// set records f, the value of flag.
+func (k *Kubelet) set(flag string, f Found) {
+	if flag == KubeletSandboxFlag {
+		k.SandboxArgs = append(k.SandboxArgs, f)
+	} else {
+		k.Endpoint = &f
+	}
+}
+
+// readArgs reads the flags of the variable name, whose assignment is v.
+func (k *Kubelet) readArgs(v Found, name string) error {
+	// systemd splits an unquoted $VAR in ExecStart at whitespace only.
+	if n := countFields(v.Value); n > maxCommandWords {
+		return nodefs.Invalid(v.Path, name, v.Line, errTooManyWords)
+	}
+	var args []unitfile.Word
+	for _, s := range strings.Fields(v.Value) {
+		args = append(args, unitfile.Word{Text: s})
+	}
+	for _, flag := range []string{KubeletSandboxFlag, KubeletEndpointFlag} {
+		if s, _, ok := flagValue(args, flag); ok {
+			at := v
+			at.Value, at.Key = s, name+" --"+flag
+			k.set(flag, at)
+		}
+	}
+	return nil
+}
+
+// varRef returns NAME for a word "$NAME" or "${NAME}", which systemd
+// expands in ExecStart.
+func varRef(w string) (string, bool) {
+	name, ok := strings.CutPrefix(w, "$")
+	if !ok {
+		return "", false
+	}
+	if inner, ok := strings.CutPrefix(name, "{"); ok {
+		name, ok = strings.CutSuffix(inner, "}")
+		if !ok {
+			return "", false
+		}
+	}
+	return name, validEnvName(name)
+}
+
+// parseEnvironment applies the Environment= lines of the [Service] section
+// of one unit file (or drop-in) to vars: each holds assignments
+// "KEY=VALUE", quoted as one word when the value holds spaces; the last
+// assignment of a key wins, and an empty Environment= resets nothing (only
+// the variables it names change).
+func parseEnvironment(path string, b []byte, vars map[string]Found) error {
+	for e, err := range unitfile.Entries(b) {
+		if err != nil {
+			return nodefs.Invalid(path, "", e.Line, err)
+		}
+		if e.Section != "Service" || e.Key != "Environment" {
+			continue
+		}
+		words, err := unitfile.Split(e.Value, maxCommandWords)
+		if err != nil {
+			var we *unitfile.WordError
+			errors.As(err, &we)
+			return nodefs.Invalid(path, "Environment", e.LineAt(we.Off), err)
+		}
+		for _, w := range words {
+			key, val, ok := strings.Cut(w.Text, "=")
+			if !ok || !validEnvName(key) {
+				continue // systemd ignores an invalid assignment
+			}
+			if _, ok := vars[key]; !ok && len(vars) == maxEnvVariables {
+				return nodefs.Invalid(path, key, e.LineAt(w.Off), fmt.Errorf("%w: more than %d environment variables",
+					nodefs.ErrLimit, maxEnvVariables))
+			}
+			vars[key] = Found{Value: val, Path: path, Line: e.LineAt(w.Off), Key: key}
+		}
+	}
+	return nil
 }
 
 // parseEnvFile parses a systemd EnvironmentFile: KEY=VALUE lines, # and ;

@@ -58,6 +58,55 @@ func TestReadKubelet(t *testing.T) {
 			wantImages:  []string{"registry.k8s.io/pause:3.9"},
 			wantOrigins: []string{"/var/lib/kubelet/kubeadm-flags.env:1"},
 		},
+		{
+			name: "kubeadm's drop-in, a drop-in of the user's sets KUBELET_EXTRA_ARGS",
+			files: map[string]string{
+				"lib/systemd/system/kubelet.service":                       "[Service]\nExecStart=/usr/bin/kubelet\n",
+				"usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": kubeadmDropIn,
+				"etc/systemd/system/kubelet.service.d/20-pause.conf":       "[Service]\n# pinned by hand\nEnvironment=\"KUBELET_EXTRA_ARGS=--node-ip=10.0.0.1 --pod-infra-container-image=registry.k8s.io/pause:3.9\"\n",
+				kubeletFlagsEnv: `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"` + "\n",
+			},
+			wantImages:   []string{"registry.k8s.io/pause:3.9"},
+			wantOrigins:  []string{"/etc/systemd/system/kubelet.service.d/20-pause.conf:3"},
+			wantEndpoint: "unix:///run/containerd/containerd.sock",
+		},
+		{
+			name: "an EnvironmentFile's variable overrides Environment=",
+			files: map[string]string{
+				"lib/systemd/system/kubelet.service":                       "[Service]\nExecStart=/usr/bin/kubelet\n",
+				"usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": kubeadmDropIn,
+				"etc/systemd/system/kubelet.service.d/20-pause.conf":       "[Service]\nEnvironment=KUBELET_EXTRA_ARGS=--pod-infra-container-image=registry.k8s.io/pause:3.9\n",
+				"etc/default/kubelet":                                      "KUBELET_EXTRA_ARGS=\n",
+			},
+		},
+		{
+			name: "a literal flag in a drop-in's ExecStart, before the variables",
+			files: map[string]string{
+				"etc/systemd/system/kubelet.service": "[Service]\nExecStart=/usr/bin/kubelet\n",
+				"etc/systemd/system/kubelet.service.d/10-kubeadm.conf": "[Service]\nEnvironment=\"KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml\"\n" +
+					"ExecStart=\nExecStart=/usr/bin/kubelet \\\n  --pod-infra-container-image registry.k8s.io/pause:3.8 \\\n  $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS\n",
+				kubeletFlagsEnv: `KUBELET_KUBEADM_ARGS="--pod-infra-container-image=registry.k8s.io/pause:3.10"` + "\n",
+			},
+			wantImages:  []string{"registry.k8s.io/pause:3.8", "registry.k8s.io/pause:3.10"},
+			wantOrigins: []string{"/etc/systemd/system/kubelet.service.d/10-kubeadm.conf:5", "/var/lib/kubelet/kubeadm-flags.env:1"},
+		},
+		{
+			name: "a unit whose ExecStart names no variable reads no flag file",
+			files: map[string]string{
+				"etc/systemd/system/kubelet.service": "[Service]\nExecStart=/usr/bin/kubelet --config=/etc/kubelet.yaml\n",
+				kubeletFlagsEnv:                      `KUBELET_KUBEADM_ARGS="--pod-infra-container-image=registry.k8s.io/pause:3.10"` + "\n",
+			},
+		},
+		{
+			name: "${VAR} and a drop-in masked by a higher directory's",
+			files: map[string]string{
+				"lib/systemd/system/kubelet.service":             "[Service]\nExecStart=/usr/bin/kubelet ${KUBELET_EXTRA_ARGS}\n",
+				"lib/systemd/system/kubelet.service.d/30-x.conf": "[Service]\nEnvironment=KUBELET_EXTRA_ARGS=--pod-infra-container-image=lower.example/p:1\n",
+				"etc/systemd/system/kubelet.service.d/30-x.conf": "[Service]\nEnvironment=KUBELET_EXTRA_ARGS=--pod-infra-container-image=upper.example/p:1\n",
+			},
+			wantImages:  []string{"upper.example/p:1"},
+			wantOrigins: []string{"/etc/systemd/system/kubelet.service.d/30-x.conf:2"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +133,17 @@ func TestReadKubelet(t *testing.T) {
 		})
 	}
 }
+
+// kubeadmDropIn is the drop-in kubeadm's packages install (the deb
+// package's 10-kubeadm.conf of kubernetes/release, abridged).
+const kubeadmDropIn = `[Service]
+Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf"
+Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"
+EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env
+EnvironmentFile=-/etc/default/kubelet
+ExecStart=
+ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS
+`
 
 func TestReadKubeletErrors(t *testing.T) {
 	t.Parallel()
