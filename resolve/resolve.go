@@ -792,19 +792,16 @@ func (r *resolver) compare(k Note, a, b Candidate, msg string) bool {
 }
 
 // checkKubelet compares the kubelet's --pod-infra-container-image with the
-// runtime's image and with what the kubelet version does with the flag.
+// runtime's image and with what the kubelet version does with the flag, and
+// checks the flag in kubeadm's kubeletExtraArgs, which kubeadm writes into
+// kubeadm-flags.env at its next init or join (cmd/kubeadm/app/phases/kubelet/flags.go WriteKubeletDynamicEnvFile @v1.35.0).
 func (r *resolver) checkKubelet() {
-	if r.kubelet == nil || len(r.kubelet.SandboxArgs) == 0 {
+	var extra *config.Found
+	if r.kubeadm != nil {
+		extra = r.kubeadm.KubeletSandboxArg
+	}
+	if (r.kubelet == nil || len(r.kubelet.SandboxArgs) == 0) && extra == nil {
 		return
-	}
-	var cands []Candidate
-	for _, a := range r.kubelet.SandboxArgs {
-		cands = append(cands, r.add(candidateOf(a, KubeletFlags, KubeletProtects)))
-	}
-	eff := cands[len(cands)-1]
-	effAt := r.kubelet.SandboxArgs[len(cands)-1]
-	for i := range len(cands) - 1 {
-		r.note(Note{Kind: KubeletFlagOverridden, Component: nodeversion.Kubelet, Origin: cands[i].Origin}, "--%s at %s is overridden by the one at %s", config.KubeletSandboxFlag, cands[i].Origin, eff.Origin)
 	}
 	var kv version
 	known := false
@@ -822,6 +819,23 @@ func (r *resolver) checkKubelet() {
 	if known {
 		rejects, rejected = releases.KubeletRejectsFlag.Holds(kv)
 		ignores, ignored = releases.KubeletIgnoresFlag.Holds(kv)
+	}
+	if extra != nil {
+		// After the command line's findings: the fix names first the flag
+		// that stops the kubelet now.
+		defer r.kubeadmExtraArg(*extra, kubeletVer, rejects, rejected)
+	}
+	if r.kubelet == nil || len(r.kubelet.SandboxArgs) == 0 {
+		return
+	}
+	var cands []Candidate
+	for _, a := range r.kubelet.SandboxArgs {
+		cands = append(cands, r.add(candidateOf(a, KubeletFlags, KubeletProtects)))
+	}
+	eff := cands[len(cands)-1]
+	effAt := r.kubelet.SandboxArgs[len(cands)-1]
+	for i := range len(cands) - 1 {
+		r.note(Note{Kind: KubeletFlagOverridden, Component: nodeversion.Kubelet, Origin: cands[i].Origin}, "--%s at %s is overridden by the one at %s", config.KubeletSandboxFlag, cands[i].Origin, eff.Origin)
 	}
 	switch {
 	case rejected:
@@ -863,6 +877,23 @@ func (r *resolver) checkKubelet() {
 	} else if differs {
 		r.offerConflict(rankOther, Fix{Action: ActionRemove})
 	}
+}
+
+// kubeadmExtraArg checks --pod-infra-container-image in kubeadm's
+// kubeletExtraArgs at extra: a conflict when the kubelet rejects the flag
+// (with the note rejects of KubeletRejectsFlag), else a note.
+func (r *resolver) kubeadmExtraArg(extra config.Found, kubeletVer, rejects string, rejected bool) {
+	c := r.add(candidateOf(extra, KubeadmConfig, KubeletProtects))
+	key := strings.Fields(extra.Key)[0]
+	if rejected {
+		r.conflict(Note{Kind: KubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: c.Origin}, c, Candidate{},
+			rejects+" (kubeadm writes it into kubeadm-flags.env at its next init or join)", kubeletVer, config.KubeletSandboxFlag, key, c.Origin)
+		r.offerConflict(rankStops, Fix{Action: ActionRemove})
+		return
+	}
+	r.note(Note{Kind: KubeletFlagSet, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: c.Origin},
+		"kubeadm writes --%s=%s (%s) into kubeadm-flags.env at its next init or join; kubelet 1.35 and later do not start with it: remove it from %s",
+		config.KubeletSandboxFlag, extra.Value, c.Origin, key)
 }
 
 // checkKubeadm compares kubeadm's expected pause image with the runtime's.

@@ -190,6 +190,33 @@ var nodeTests = []struct {
 		wantPrepull:   []string{"registry.k8s.io/pause:3.10"},
 	},
 	{
+		// kubeadm 1.35's upgrade removed the flag from kubeadm-flags.env
+		// (kubernetes#133778); it is left in a drop-in and in kubeadm's
+		// kubeletExtraArgs.
+		node:        "kubelet-flag-dropin",
+		opts:        Options{RuntimeVersion: "2.4.2", KubeletVersion: "1.35.0", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
+		wantImage:   "registry.k8s.io/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantConflicts: []string{
+			"kubelet 1.35.0 no longer has --pod-infra-container-image and will not start: remove it from KUBELET_EXTRA_ARGS at /etc/systemd/system/kubelet.service.d/20-sandbox.conf:2",
+			"kubelet 1.35.0 no longer has --pod-infra-container-image and will not start: remove it from nodeRegistration.kubeletExtraArgs at /etc/kubernetes/kubeadm.yaml:13",
+		},
+		wantPins:    []string{"registry.k8s.io/pause:3.10.2"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.10.2"},
+	},
+	{
+		node:        "kubelet-flag-dropin",
+		opts:        Options{RuntimeVersion: "2.4.2", KubeletVersion: "1.33.0", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
+		wantImage:   "registry.k8s.io/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantNotes: []string{
+			"kubelet 1.33.0 ignores --pod-infra-container-image (/etc/systemd/system/kubelet.service.d/20-sandbox.conf:2)",
+			"kubeadm writes --pod-infra-container-image=registry.k8s.io/pause:3.10.2 (/etc/kubernetes/kubeadm.yaml:13) into kubeadm-flags.env",
+		},
+		wantPins:    []string{"registry.k8s.io/pause:3.10.2"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.10.2"},
+	},
+	{
 		node:        "kubeadm-mirror",
 		opts:        Options{RuntimeVersion: "1.7.22", KubeadmVersion: "v1.30.3", KubeadmConfigPath: "etc/kubernetes/kubeadm.yaml"},
 		wantImage:   "registry.k8s.io/pause:3.9",

@@ -137,9 +137,54 @@ func FuzzEnvFile(f *testing.F) {
 	})
 }
 
+// FuzzKubeletUnit reads a kubelet drop-in beside kubeadm's drop-in and
+// flag file: every flag found names a line of the file it came from.
+func FuzzKubeletUnit(f *testing.F) {
+	f.Add([]byte("[Service]\nEnvironment=\"KUBELET_EXTRA_ARGS=--pod-infra-container-image=registry.k8s.io/pause:3.10\"\n"))
+	f.Add([]byte("[Service]\nExecStart=\nExecStart=/usr/bin/kubelet --pod-infra-container-image \\\n x ${KUBELET_KUBEADM_ARGS} $KUBELET_EXTRA_ARGS\n"))
+	f.Add([]byte("[Service]\nEnvironment=A=1 'KUBELET_EXTRA_ARGS=--x\n"))
+	const dropIn = "etc/systemd/system/kubelet.service.d/20-x.conf"
+	f.Fuzz(func(t *testing.T, data []byte) {
+		files := map[string]string{
+			"lib/systemd/system/kubelet.service":                   "[Service]\nExecStart=/usr/bin/kubelet\n",
+			"lib/systemd/system/kubelet.service.d/10-kubeadm.conf": kubeadmDropIn,
+			kubeletFlagsEnv: "KUBELET_KUBEADM_ARGS=\"--pod-infra-container-image=registry.k8s.io/pause:3.10\"\n",
+			dropIn:          string(data),
+		}
+		cfg, err := ReadKubelet(nodetest.MapFS(files))
+		checkConfigErr(t, err, "/"+dropIn, data)
+		if (cfg == nil) == (err == nil) {
+			t.Fatalf("ReadKubelet = %v, %v: want exactly one of them", cfg, err)
+		}
+		if cfg == nil {
+			return
+		}
+		for _, a := range append(cfg.SandboxArgs, ptrs(cfg.Endpoint)...) {
+			if a.Path == "/"+dropIn {
+				checkLine(t, a.Line, data)
+			} else {
+				checkLine(t, a.Line, []byte(files[strings.TrimPrefix(a.Path, "/")]))
+			}
+		}
+	})
+}
+
+// ptrs returns the non-nil values of fs.
+func ptrs(fs ...*Found) []Found {
+	var out []Found
+	for _, f := range fs {
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	return out
+}
+
 func FuzzKubeadmConfig(f *testing.F) {
 	f.Add([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nimageRepository: x\n---\nkind: [\n"))
 	f.Add([]byte("apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\nnodeRegistration:\n  criSocket: /x\n"))
+	f.Add([]byte("apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - name: pod-infra-container-image\n    value: x\n"))
+	f.Add([]byte("apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs: {pod-infra-container-image: x}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ReadKubeadm(nodetest.MapFS(map[string]string{kubeadmFile: string(data)}), kubeadmFile)
 		checkConfigErr(t, err, "/"+kubeadmFile, data)
@@ -148,6 +193,7 @@ func FuzzKubeadmConfig(f *testing.F) {
 		}
 		if cfg != nil {
 			checkFound(t, cfg.ImageRepository, data)
+			checkFound(t, cfg.KubeletSandboxArg, data)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,6 +22,10 @@ type Kubeadm struct {
 	ImageRepository   *Found // nil when not set
 	KubernetesVersion *Found // nil when not set
 	CRISocket         *Found // nodeRegistration.criSocket of an Init/JoinConfiguration
+	// KubeletSandboxArg is --pod-infra-container-image in the
+	// nodeRegistration.kubeletExtraArgs of an Init/JoinConfiguration: kubeadm
+	// writes those flags into kubeadm-flags.env at init, join and upgrade.
+	KubeletSandboxArg *Found
 }
 
 // kubeadmDoc holds the fields read from each YAML document.
@@ -30,7 +35,8 @@ type kubeadmDoc struct {
 	ImageRepository   string `json:"imageRepository"`
 	KubernetesVersion string `json:"kubernetesVersion"`
 	NodeRegistration  struct {
-		CRISocket string `json:"criSocket"`
+		CRISocket        string          `json:"criSocket"`
+		KubeletExtraArgs json.RawMessage `json:"kubeletExtraArgs"`
 	} `json:"nodeRegistration"`
 }
 
@@ -50,6 +56,35 @@ func ReadKubeadm(fsys fs.FS, name string) (*Kubeadm, error) {
 		return nil, fmt.Errorf("resolve: kubeadm config %s: %w", nodefs.NodePath(name), fs.ErrNotExist)
 	}
 	return parseKubeadm(nodefs.NodePath(name), b)
+}
+
+// kubeletExtraArg returns the value of flag in kubeletExtraArgs, raw as
+// JSON: a map of flag names to values in v1beta3, a list of {name, value}
+// in v1beta4 (cmd/kubeadm/app/apis/kubeadm/v1beta3/types.go and
+// v1beta4/types.go NodeRegistrationOptions.KubeletExtraArgs @v1.37.2), where
+// the last item of a name wins and item is its index (-1 for a map).
+func kubeletExtraArg(apiVersion string, raw json.RawMessage, flag string) (value string, item int, ok bool, err error) {
+	if apiVersion == "kubeadm.k8s.io/v1beta3" {
+		var m map[string]string
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return "", 0, false, fmt.Errorf("%s wants a map of flag names to values", apiVersion)
+		}
+		value, ok = m[flag]
+		return value, -1, ok, nil
+	}
+	var args []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return "", 0, false, fmt.Errorf("%s wants a list of {name, value}", apiVersion)
+	}
+	for i, a := range args {
+		if a.Name == flag {
+			value, item, ok = a.Value, i, true
+		}
+	}
+	return value, item, ok, nil
 }
 
 // parseKubeadm reads the kubeadm config b, the file at node path path.
@@ -120,6 +155,23 @@ func parseKubeadm(path string, b []byte) (*Kubeadm, error) {
 		case "InitConfiguration", "JoinConfiguration":
 			if s := d.NodeRegistration.CRISocket; s != "" {
 				cfg.CRISocket = &Found{Value: s, Path: path, Line: keyLine("nodeRegistration", "criSocket"), Key: "nodeRegistration.criSocket"}
+			}
+			if raw := d.NodeRegistration.KubeletExtraArgs; len(raw) > 0 && string(raw) != "null" {
+				const key = "nodeRegistration.kubeletExtraArgs"
+				v, item, ok, err := kubeletExtraArg(d.APIVersion, raw, KubeletSandboxFlag)
+				if err != nil {
+					return nodefs.Invalid(path, key, keyLine("nodeRegistration", "kubeletExtraArgs"), err)
+				}
+				if ok {
+					line := keyLine("nodeRegistration", "kubeletExtraArgs", KubeletSandboxFlag)
+					if item >= 0 { // v1beta4: the list's item
+						line = keyLine("nodeRegistration", "kubeletExtraArgs")
+						if n := yamlfile.Key(yamlfile.Key(root, "nodeRegistration"), "kubeletExtraArgs"); n != nil && item < len(n.Content) {
+							line = yamlfile.Line(text, start+1, n.Content[item].Line)
+						}
+					}
+					cfg.KubeletSandboxArg = &Found{Value: v, Path: path, Line: line, Key: key + " " + KubeletSandboxFlag}
+				}
 			}
 		}
 		return nil

@@ -13,6 +13,64 @@ import (
 
 const kubeadmFile = "etc/kubernetes/kubeadm.yaml"
 
+func TestReadKubeadmKubeletExtraArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		content   string
+		want      string // the flag's value, "" if absent
+		wantLine  int
+		wantError string
+	}{
+		{
+			name: "v1beta4 list, the last item of the name wins",
+			content: "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n" +
+				"  - name: pod-infra-container-image\n    value: registry.k8s.io/pause:3.9\n  - name: node-ip\n    value: 10.0.0.1\n" +
+				"  - name: pod-infra-container-image\n    value: registry.k8s.io/pause:3.10\n",
+			want: "registry.k8s.io/pause:3.10", wantLine: 9,
+		},
+		{
+			name:    "v1 list, after a ClusterConfiguration",
+			content: "apiVersion: kubeadm.k8s.io/v1\nkind: ClusterConfiguration\n---\napiVersion: kubeadm.k8s.io/v1\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - {name: pod-infra-container-image, value: \"mirror.example/pause:3.10\"}\n",
+			want:    "mirror.example/pause:3.10", wantLine: 8,
+		},
+		{
+			name:    "v1beta3 map",
+			content: "apiVersion: kubeadm.k8s.io/v1beta3\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n    cgroup-driver: systemd\n    pod-infra-container-image: k8s.gcr.io/pause:3.6\n",
+			want:    "k8s.gcr.io/pause:3.6", wantLine: 6,
+		},
+		{
+			name:    "other flags only",
+			content: "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - name: node-ip\n    value: 10.0.0.1\n",
+		},
+		{
+			name:      "a map where v1beta4 wants a list",
+			content:   "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n    pod-infra-container-image: x\n",
+			wantError: "/etc/kubernetes/kubeadm.yaml:5: nodeRegistration.kubeletExtraArgs: invalid configuration: kubeadm.k8s.io/v1beta4 wants a list of {name, value}",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ReadKubeadm(nodetest.MapFS(map[string]string{kubeadmFile: tt.content}), kubeadmFile)
+			if tt.wantError != "" {
+				require.ErrorIs(t, err, nodefs.ErrInvalidConfig)
+				assert.ErrorContains(t, err, tt.wantError)
+				return
+			}
+			require.NoError(t, err)
+			if tt.want == "" {
+				assert.Nil(t, got.KubeletSandboxArg)
+				return
+			}
+			require.NotNil(t, got.KubeletSandboxArg)
+			assert.Equal(t, tt.want, got.KubeletSandboxArg.Value)
+			assert.Equal(t, tt.wantLine, got.KubeletSandboxArg.Line)
+			assert.Equal(t, "nodeRegistration.kubeletExtraArgs pod-infra-container-image", got.KubeletSandboxArg.Key)
+		})
+	}
+}
+
 func TestReadKubeadm(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -150,7 +150,8 @@ var facts = [numFacts][]Row{
 	},
 	KubeletRejectsFlag: {
 		{Kubelet, Range{"1.35.0", ""}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
-			"carried over from the project's fact table (README, Why: 1.35 rejects the flag); the tag it was read at is not recorded"},
+			"pkg/kubelet/config/flags.go defines it, deprecated, @v1.34.0; no kubelet source defines it @v1.35.0, @v1.37.2 (kubernetes#133779), so the flag parser refuses it; " +
+				"kubeadm's post-upgrade phase removes it from kubeadm-flags.env only (cmd/kubeadm/app/cmd/phases/upgrade/postupgrade.go @v1.35.0, kubernetes#133778)"},
 	},
 }
 
