@@ -17,8 +17,8 @@ const (
 	ContainerdConfig        // "containerd-config": containerd config.toml and its imports
 	CRIOConfig              // "crio-config": crio.conf and crio.conf.d drop-ins
 	CRIDockerdFlags         // "cri-dockerd-flags": cri-dockerd's systemd unit
-	KubeletFlags            // "kubelet-flags": kubeadm-flags.env, KUBELET_EXTRA_ARGS
-	KubeadmConfig           // "kubeadm-config": a kubeadm ClusterConfiguration's imageRepository
+	KubeletFlags            // "kubelet-flags": the kubelet's command line (kubeadm-flags.env, KUBELET_EXTRA_ARGS, its unit and drop-ins)
+	KubeadmConfig           // "kubeadm-config": a kubeadm config's imageRepository or kubeletExtraArgs
 	RuntimeDefault          // "runtime-default": the runtime's built-in default for its version
 	KubeadmDefault          // "kubeadm-default": kubeadm's compiled-in pause image for its version
 )

@@ -7,10 +7,11 @@
 //   - crio.go: crio.conf and the crio.conf.d drop-ins, decoded by
 //     BurntSushi/toml as CRI-O 1.36 decodes them;
 //   - cridockerd.go: cri-dockerd's systemd unit and drop-ins (ExecStart);
-//   - kubelet.go: the kubelet's flag files (kubeadm-flags.env,
-//     /etc/default/kubelet, /etc/sysconfig/kubelet);
+//   - kubelet.go: the kubelet's command line as systemd builds it from
+//     kubelet.service, its drop-ins (Environment=, ExecStart=) and its flag
+//     files (kubeadm-flags.env, /etc/default/kubelet, /etc/sysconfig/kubelet);
 //   - kubeadm.go: a kubeadm config's ClusterConfiguration and node
-//     registration, bounded by package yamlfile and decoded by
+//     registration (criSocket, kubeletExtraArgs), bounded by package yamlfile and decoded by
 //     sigs.k8s.io/yaml as kubeadm decodes it.
 //
 // Each reader reads through a [nodefs.Source], so one Resolve call's
