@@ -23,6 +23,8 @@ const (
 	ContainerdTagDigestNeverPinned  Kind = "containerd-tag-digest-never-pinned"   // name:tag@digest is never pinned (2.x)
 	ContainerdTagDigestDropsTag     Kind = "containerd-tag-digest-drops-tag"      // name:tag@digest pins only name@digest (1.x)
 	ContainerdShortNeverPinned      Kind = "containerd-short-never-pinned"        // a short name is never pinned (2.x)
+	ContainerdSandboxNotFound       Kind = "containerd-sandbox-not-found"         // 2.3.0–2.3.3 start no pod: the image is not written in full
+	ContainerdPausePullOff          Kind = "containerd-pause-pull-off"            // a handler's disable_pause_image_pull: pre-pull the image
 	CRIDockerdNeverPins             Kind = "cri-dockerd-never-pins"               // never sets Image.pinned
 	CRIDockerdAliasNeverPinned      Kind = "cri-dockerd-alias-never-pinned"       // an alias spelling is never pinned
 	CRIDockerdDigestOnlyNeverPinned Kind = "cri-dockerd-digest-only-never-pinned" // name@digest is never pinned
@@ -105,6 +107,8 @@ var factKinds = [...]Kind{
 	releases.ContainerdTagDigestNeverPinned:  ContainerdTagDigestNeverPinned,
 	releases.ContainerdTagDigestDropsTag:     ContainerdTagDigestDropsTag,
 	releases.ContainerdShortNeverPinned:      ContainerdShortNeverPinned,
+	releases.ContainerdSandboxNotFound:       ContainerdSandboxNotFound,
+	releases.ContainerdPausePullOff:          ContainerdPausePullOff,
 	releases.CRIDockerdNeverPins:             CRIDockerdNeverPins,
 	releases.CRIDockerdAliasNeverPinned:      CRIDockerdAliasNeverPinned,
 	releases.CRIDockerdDigestOnlyNeverPinned: CRIDockerdDigestOnlyNeverPinned,

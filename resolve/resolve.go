@@ -630,6 +630,9 @@ func (r *resolver) exactPinCheck() {
 	if plain.Tag() != "" {
 		nameTag += ":" + plain.Tag()
 	}
+	if r.runtime == runtimeContainerd {
+		r.containerdNotFound(plain, v)
+	}
 	switch {
 	case r.runtime == runtimeCRIDockerd:
 		famRef, err := reference.Parse(nameTag)
@@ -660,6 +663,34 @@ func (r *resolver) exactPinCheck() {
 		r.spelling(releases.ContainerdTaglessNeverPinned, ref.String(), v, img, r.winner.Origin, ref.String(), ref.String())
 	case !fullyQualified(img):
 		r.spelling(releases.ContainerdShortNeverPinned, ref.String(), v, img, r.winner.Origin, ref.String(), ref.String())
+	}
+}
+
+// containerdNotFound checks the facts of containerd's own lookup of the
+// sandbox image, plain as written: containerd 2.3.0 to 2.3.3 start no pod
+// when it is not written as containerd stores it (ParseDockerRef's form:
+// the full name, :latest for no tag, name@digest for name:tag@digest), and
+// containerd 2.4 does not pull it for a handler with
+// disable_pause_image_pull.
+func (r *resolver) containerdNotFound(plain reference.Ref, v version) {
+	img := r.res.SandboxImage
+	stored := plain.Name() + ":latest"
+	switch {
+	case plain.Digest() != "":
+		stored = plain.Name() + "@" + plain.Digest().String()
+	case plain.Tag() != "":
+		stored = plain.Name() + ":" + plain.Tag()
+	}
+	if note, ok := releases.ContainerdSandboxNotFound.Holds(v); ok && img != stored {
+		k := r.rt(ContainerdSandboxNotFound, r.winner.Origin)
+		r.conflict(k, r.winner, Candidate{}, note, r.runtimeVer, img, r.winner.Origin, stored, stored)
+		r.editSandbox(rankStops, ContainerdSandboxNotFound, stored)
+	}
+	if r.ctr == nil {
+		return
+	}
+	for _, h := range r.ctr.PausePullOff {
+		r.noteFact(releases.ContainerdPausePullOff, v, h.Handler, h.Origin(), stored)
 	}
 }
 

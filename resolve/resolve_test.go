@@ -217,6 +217,29 @@ var nodeTests = []struct {
 		wantPrepull: []string{"registry.k8s.io/pause:3.10.2"},
 	},
 	{
+		node:        "containerd-2.3.3-short",
+		opts:        Options{RuntimeVersion: "2.3.3"},
+		wantImage:   "rancher/mirrored-pause:3.6",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantConflicts: []string{"containerd 2.3.3 starts no pod: its sandbox image rancher/mirrored-pause:3.6 (/etc/containerd/config.toml:6) is not written in full, " +
+			"and containerd 2.3.0 to 2.3.3 look the image up by that string while they store it as docker.io/rancher/mirrored-pause:3.6"},
+		wantNotes:   []string{"is a short name stored as docker.io/rancher/mirrored-pause:3.6: it will not be pinned"},
+		wantPins:    []string{"rancher/mirrored-pause:3.6"},
+		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
+	},
+	{
+		node:        "containerd-2.3.3-short",
+		opts:        Options{RuntimeVersion: "2.4.2"},
+		wantImage:   "rancher/mirrored-pause:3.6",
+		wantRuntime: "containerd", wantWinner: ContainerdConfig,
+		wantNotes: []string{
+			`containerd 2.4.2 does not pull the sandbox image for the pods of runtime handler "kata" (disable_pause_image_pull = true at /etc/containerd/config.toml:14)`,
+			"is a short name stored as docker.io/rancher/mirrored-pause:3.6: it will not be pinned",
+		},
+		wantPins:    []string{"rancher/mirrored-pause:3.6"},
+		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
+	},
+	{
 		node:        "kubeadm-mirror",
 		opts:        Options{RuntimeVersion: "1.7.22", KubeadmVersion: "v1.30.3", KubeadmConfigPath: "etc/kubernetes/kubeadm.yaml"},
 		wantImage:   "registry.k8s.io/pause:3.9",

@@ -3,8 +3,10 @@ package config
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
@@ -85,6 +87,16 @@ type Containerd struct {
 	Disabled *Found        // the disabled_plugins entry that turns CRI off, if any
 	Socket   *Found        // the gRPC socket's address; nil when no file sets it
 	Loader   Loader        // LoaderPre23 or Loader23: whose loading was modelled
+	// PausePullOff lists the runtime handlers whose disable_pause_image_pull
+	// is true (version 3 and 4 files), by handler name: containerd 2.4 and
+	// later then do not pull the sandbox image for their pods.
+	PausePullOff []HandlerSetting
+}
+
+// HandlerSetting is a setting of one runtime handler.
+type HandlerSetting struct {
+	Handler string // the handler's name: runc, kata, ...
+	Found
 }
 
 // ReadContainerd reads the containerd config at name (an fs path) and its
@@ -111,6 +123,7 @@ func ReadContainerdAs(fsys fs.FS, name, flavor string, loader Loader) (*Containe
 	}
 	cfg := &Containerd{Path: nodefs.NodePath(name), Flavor: flavor}
 	pinned := map[string]Found{}
+	pausePull := map[string]Found{} // handler -> its disable_pause_image_pull, true or false
 	loaded := map[string]bool{}
 	pending := []string{name}
 	first := true
@@ -171,6 +184,9 @@ func ReadContainerdAs(fsys fs.FS, name, flavor string, loader Loader) (*Containe
 		if err := extract(doc, v, pinned); err != nil {
 			return nil, err
 		}
+		if err := cfg.pausePull(doc, v, pausePull); err != nil {
+			return nil, err
+		}
 		imports, err := containerdImports(fsys, doc, name)
 		if err != nil {
 			return nil, err
@@ -198,7 +214,42 @@ func ReadContainerdAs(fsys fs.FS, name, flavor string, loader Loader) (*Containe
 			cfg.Sandbox = &s
 		}
 	}
+	for _, h := range slices.Sorted(maps.Keys(pausePull)) {
+		if at := pausePull[h]; at.Value == "true" {
+			cfg.PausePullOff = append(cfg.PausePullOff, HandlerSetting{Handler: h, Found: at})
+		}
+	}
 	return cfg, nil
+}
+
+// pausePull records each runtime handler's disable_pause_image_pull of a
+// version 3 or 4 file into off, a later file's value overriding an earlier
+// one's: [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.NAME]
+// (internal/cri/config/config.go Runtime.DisablePauseImagePull, toml
+// "disable_pause_image_pull", @v2.4.0-beta.0, @v2.4.2; containerd#13424).
+// The value's Found has Value "true" or "false".
+func (cfg *Containerd) pausePull(doc *tomlDoc, v int, off map[string]Found) error {
+	if v < 3 {
+		return nil
+	}
+	keys := []string{"plugins", ctrRuntimeV3, "containerd", "runtimes"}
+	tbl, ok, err := doc.table(keys...)
+	if err != nil || !ok {
+		return err
+	}
+	for h := range tbl {
+		k := append(slices.Clone(keys), h, "disable_pause_image_pull")
+		val, ok := doc.lookup(k...)
+		if !ok {
+			continue
+		}
+		b, isBool := val.(bool)
+		if !isBool {
+			return nodefs.Invalid(doc.path, tomlfile.Key(k...), doc.line(k...), fmt.Errorf("want a boolean, got %s", tomlfile.TypeName(val)))
+		}
+		off[h] = Found{Value: strconv.FormatBool(b), Path: doc.path, Line: doc.line(k...), Key: tomlfile.Key(k...)}
+	}
+	return nil
 }
 
 func containerdVersion(doc *tomlDoc) (int, error) {

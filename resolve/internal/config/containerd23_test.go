@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
 	"github.com/sandboxpin/sandboxpin/resolve/internal/nodetest"
 )
 
@@ -53,4 +54,30 @@ func TestReadContainerd23(t *testing.T) {
 			assert.Len(t, got.Ignored, tt.wantIgnored, "ignored")
 		})
 	}
+}
+
+// TestReadContainerdPausePull: disable_pause_image_pull of each runtime
+// handler, a later file's value overriding an earlier one's.
+func TestReadContainerdPausePull(t *testing.T) {
+	t.Parallel()
+	const rt = "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes."
+	fsys := nodetest.MapFS(map[string]string{
+		"etc/containerd/config.toml": "version = 4\nimports = ['/etc/containerd/conf.d/*.toml']\n" +
+			rt + "kata]\n  disable_pause_image_pull = true\n" +
+			rt + "runc]\n  disable_pause_image_pull = true\n" +
+			rt + "gvisor]\n  runtime_type = 'io.containerd.runsc.v1'\n",
+		"etc/containerd/conf.d/10-runc.toml": "version = 4\n" + rt + "runc]\n  disable_pause_image_pull = false\n",
+	})
+	cfg, err := ReadContainerd(fsys, "etc/containerd/config.toml", "")
+	require.NoError(t, err)
+	require.Len(t, cfg.PausePullOff, 1)
+	assert.Equal(t, "kata", cfg.PausePullOff[0].Handler)
+	assert.Equal(t, "/etc/containerd/config.toml:4", cfg.PausePullOff[0].Origin())
+
+	_, err = ReadContainerd(nodetest.MapFS(map[string]string{
+		"etc/containerd/config.toml": "version = 3\n" + rt + "kata]\n  disable_pause_image_pull = 'yes'\n",
+	}), "etc/containerd/config.toml", "")
+	require.ErrorIs(t, err, nodefs.ErrInvalidConfig)
+	assert.ErrorContains(t, err, "/etc/containerd/config.toml:3")
+	assert.ErrorContains(t, err, "want a boolean, got a string")
 }

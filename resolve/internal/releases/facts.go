@@ -16,6 +16,8 @@ const (
 	ContainerdTagDigestNeverPinned              // name:tag@digest pins nothing (2.x)
 	ContainerdTagDigestDropsTag                 // name:tag@digest pins only name@digest (1.x)
 	ContainerdShortNeverPinned                  // a short name pins nothing (2.x)
+	ContainerdSandboxNotFound                   // a sandbox image not written in full starts no pod (2.3.0–2.3.3)
+	ContainerdPausePullOff                      // disable_pause_image_pull: the sandbox image is not pulled for that handler
 	CRIDockerdNeverPins                         // never sets Image.pinned
 	CRIDockerdAliasNeverPinned                  // an alias spelling pins only while Docker stores that name
 	CRIDockerdDigestOnlyNeverPinned             // name@digest pins nothing: RepoTags hold no digest
@@ -77,6 +79,19 @@ var facts = [numFacts][]Row{
 	ContainerdShortNeverPinned: {
 		{Containerd, Range{"2.0", ""}, "containerd %s pins the sandbox image by exact string, but %s (%s) is a short name stored as %s: " +
 			"it will not be pinned; write the full name %s there", "internal/cri/server/images/image_pull.go getLabels @v2.0.0, @v2.4.2; seen live on 2.2.9, 2.3.7, 2.4.2"},
+	},
+	ContainerdSandboxNotFound: {
+		{Containerd, Range{"2.3.0-beta.0", "2.3.4"}, "containerd %s starts no pod: its sandbox image %s (%s) is not written in full, and containerd 2.3.0 to 2.3.3 " +
+			"look the image up by that string while they store it as %s, so every RunPodSandbox fails with \"failed to get sandbox image\" (containerd#13529); " +
+			"write %s there, or upgrade containerd to 2.3.4 or later",
+			"internal/cri/server/podsandbox/sandbox_run.go Controller.Start calls c.client.GetImage(ctx, sandboxImage) as configured @v2.3.0-beta.0, @v2.3.3 " +
+				"(the pause-pull refactor of containerd#12849, c4a09c5a5); ParseDockerRef first @v2.3.4 (containerd#13759) and @v2.4.0-beta.0 (containerd#13513)"},
+	},
+	ContainerdPausePullOff: {
+		{Containerd, Range{"2.4.0-beta.0", ""}, "containerd %s does not pull the sandbox image for the pods of runtime handler %q (disable_pause_image_pull = true at %s): " +
+			"with the podsandbox sandboxer %s must already be stored, or those pods do not start; pre-pull it",
+			"internal/cri/server/sandbox_run.go RunPodSandbox skips ensurePauseImageExists when the handler's DisablePauseImagePull is set, " +
+				"internal/cri/config/config.go Runtime.DisablePauseImagePull @v2.4.0-beta.0, @v2.4.2 (containerd#13424)"},
 	},
 	CRIDockerdNeverPins: {
 		{CRIDockerd, Range{"", "0.3.10"}, "cri-dockerd %s never reports Image.pinned (added in 0.3.10): kubelet 1.29 and later may " +
