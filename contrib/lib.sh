@@ -1,7 +1,8 @@
 # Shared by contrib/*/build.sh (sourced, not run): a writable copy of a
-# module's source with a patch and a requirement on this checkout's
-# github.com/sandboxpin/sandboxpin, and the check that the patch changes the
-# module graph by that requirement alone.
+# module's source with patches and, when they import it, a requirement on
+# this checkout's github.com/sandboxpin/sandboxpin, and the check that the
+# patches change the module graph by that requirement alone (by nothing,
+# when they import no sandboxpin package).
 
 sbp=github.com/sandboxpin/sandboxpin
 # The version scripts/deps.sh builds the root module at: unpublished, so the
@@ -26,7 +27,9 @@ copy_module() {
 
 # apply_patch DIR OUT: in the current directory (the copy), records the
 # module graph, applies the patches of DIR that $PATCHES names, in order
-# (file names, default pin.patch), and adds the requirement. `go list -m -e all`:
+# (file names, default pin.patch), and adds the requirement when one of
+# them imports a sandboxpin package (sbp_required=1, else 0: a patch such
+# as contrib/containerd/status.patch needs no new module). `go list -m -e all`:
 # some modules' go.mod name versions that exist only inside their own
 # repository (cri-dockerd's k8s.io/kubernetes v1.29.15 requires k8s.io/*
 # v0.0.0), which -e lists as they are written.
@@ -36,16 +39,29 @@ apply_patch() {
 	cp go.mod go.mod.orig && cp go.sum go.sum.orig
 	# git apply works outside a repository; --verbose names each file.
 	local p
+	sbp_required=0
 	for p in ${PATCHES:-pin.patch}; do
-		git apply --verbose "$1/$p"
+		# return: callers may run this where set -e is ignored
+		git apply --verbose "$1/$p" || return
+		# An added line that quotes a sandboxpin import path: an import
+		# spec, alone or in an import block, with or without a name.
+		if grep -q "^+[[:space:]]*\(import[[:space:]]*\)\?\([A-Za-z_][A-Za-z0-9_]*[[:space:]]*\)\?\"${sbp}[/\"]" "$1/$p"; then
+			sbp_required=1
+		fi
 	done
-	go mod edit -require="$sbp@$sbpv" -replace="$sbp=$repo"
+	if [ "$sbp_required" = 1 ]; then
+		go mod edit -require="$sbp@$sbpv" -replace="$sbp=$repo" || return
+	else
+		echo "build.sh: the patches import no sandboxpin package: no requirement added" >&2
+	fi
 }
 
 # check_graph OUT BINARY: after the build, writes OUT/go.mod.diff,
 # OUT/go.sum.diff and OUT/modules.diff, and fails when the patch moves a
 # module the built BINARY links, removes a module, or adds one that is
 # neither sandboxpin nor in sandboxpin's own module graph at that version.
+# Without the requirement (apply_patch's sbp_required=0) nothing may
+# change: go.mod, go.sum and the module graph stay as they were.
 # A module that is new to the consumer (go-toml/v2 for cri-dockerd and
 # kubernetes) is allowed and listed in modules.diff. So is a module raised
 # to sandboxpin's version that BINARY does not link (`go version -m` lists
@@ -62,6 +78,14 @@ check_graph() {
 	go list -m -e all 2>/dev/null >"$out.modules.after"
 	diff "$out.modules.before" "$out.modules.after" >"$out/modules.diff" || true
 	rm -f "$out.modules.before" "$out.modules.after"
+	if [ "${sbp_required:-1}" = 0 ]; then
+		if [ -s "$out/go.mod.diff" ] || [ -s "$out/go.sum.diff" ] || [ -s "$out/modules.diff" ]; then
+			cat "$out/go.mod.diff" "$out/go.sum.diff" "$out/modules.diff" >&2
+			echo "build.sh: the patches import no sandboxpin package, yet the module graph changed (above)" >&2
+			return 1
+		fi
+		return 0
+	fi
 	# sandboxpin's own module graph, as `> path version` lines.
 	allowed=$(cd "$repo" && go list -m all | sed 1d | sed 's/^/> /')
 	# the modules the binary links, one path a line

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Builds containerd with pin.patch applied: a writable copy of the module
-# source of containerd VERSION (from the Go module cache), the patch, a
-# requirement on this checkout's github.com/sandboxpin/sandboxpin, then
+# Builds containerd with the patches $PATCHES names (default pin.patch;
+# PATCHES=status.patch or PATCHES="pin.patch status.patch"): a writable copy
+# of the module source of containerd VERSION (from the Go module cache), the
+# patches, a requirement on this checkout's github.com/sandboxpin/sandboxpin
+# when they import it (pin.patch does, status.patch does not), then
 # `go build` of cmd/containerd with the flags and tags of the stock build in
-# scripts/deps.sh, so that the Go build cache serves every package the patch
-# does not reach.
+# scripts/deps.sh, so that the Go build cache serves every package the
+# patches do not reach.
 #
 #   bash contrib/containerd/build.sh OUT [VERSION] [SRC]
 #
-# OUT receives containerd, go.mod.diff and go.sum.diff (what the patch costs
-# containerd's module graph) and modules.diff (`go list -m -e all` before and
-# after). SRC (default OUT.src) is the work tree, kept for reading. The build
-# fails when the patch does not apply, or when the module graph changes
-# beyond sandboxpin (contrib/lib.sh).
+# OUT receives containerd, go.mod.diff and go.sum.diff (what the patches
+# cost containerd's module graph) and modules.diff (`go list -m -e all`
+# before and after). SRC (default OUT.src) is the work tree, kept for
+# reading. The build fails when a patch does not apply, or when the module
+# graph changes beyond sandboxpin (at all, without it: contrib/lib.sh).
 set -euo pipefail
 
 out=${1:?usage: build.sh OUT [VERSION] [SRC]}
@@ -28,8 +30,8 @@ tags=${CONTAINERD_TAGS:-no_btrfs no_devmapper no_zfs}
 copy_module "github.com/containerd/containerd/v2@$version" "$src" >/dev/null
 cd "$src"
 apply_patch "$here" "$out"
-# Adds the go.sum lines the new import needs and nothing else: no tidy, which
-# would also rewrite lines the patch has nothing to do with.
+# Adds the go.sum lines a new import needs and nothing else: no tidy, which
+# would also rewrite lines the patches have nothing to do with.
 go build -trimpath -tags "$tags" -o "$out.containerd.tmp" ./cmd/containerd
 check_graph "$out" "$out.containerd.tmp"
 mv "$out.containerd.tmp" "$out/containerd"
