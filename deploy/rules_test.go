@@ -110,6 +110,9 @@ type state struct {
 	// frozen keeps the audit timestamp where it was: serve answers, but
 	// its audits no longer finish.
 	frozen bool
+	// gone is a node without an exporter pod: no target, so no up series
+	// either.
+	gone bool
 }
 
 // A phase is a state that lasts some minutes.
@@ -130,6 +133,8 @@ type scenario struct {
 	name   string
 	phases []phase
 	fires  []fired // every other alert stays silent
+	// noKSM is a cluster without kube-state-metrics: no kube_node_info.
+	noKSM bool
 }
 
 // The states the scenarios are made of.
@@ -137,6 +142,7 @@ var (
 	fixedNode  = state{capture: "containerd-2.4-fixed.prom", up: true}
 	down       = state{}
 	notAudited = state{up: true} // serve restarted, before its first audit
+	gone       = state{gone: true}
 )
 
 // phases that end at minute 40 with the node fixed for 20 more.
@@ -184,6 +190,17 @@ var scenarios = []scenario{
 		name:   "the exporter does not answer",
 		phases: []phase{{10, fixedNode}, {30, down}, {20, fixedNode}},
 		fires:  []fired{{"SandboxpinExporterDown", 10, 40}},
+	},
+	{
+		name:   "the exporter pod is gone from the node (deleted, evicted, not scheduled)",
+		phases: []phase{{10, fixedNode}, {30, gone}, {20, fixedNode}},
+		fires:  []fired{{"SandboxpinExporterMissing", 10, 40}},
+	},
+	{
+		// What a cluster without kube-state-metrics gets: nothing.
+		name:   "the exporter pod is gone, no kube-state-metrics",
+		phases: []phase{{10, fixedNode}, {30, gone}, {20, fixedNode}},
+		noKSM:  true,
 	},
 	{
 		name:   "a healthy node",
@@ -333,9 +350,21 @@ func generate(t *testing.T) ruleTests {
 		minute, frozenAt := 0, 0
 		for _, p := range sc.phases {
 			for range p.minutes {
+				if !sc.noKSM {
+					// kube-state-metrics' series keep their own node label
+					// (honorLabels in kube-prometheus-stack).
+					info := seriesName("kube_node_info", map[string]string{"job": "kube-state-metrics", "instance": "10.0.0.9:8080", "node": node})
+					series[info] = append(series[info], "1")
+				}
 				up := "0"
 				if p.up {
 					up = "1"
+				}
+				if p.gone {
+					up = "_"
+					if vs := series[upSeries]; len(vs) > 0 && vs[len(vs)-1] != "_" && vs[len(vs)-1] != "stale" {
+						up = "stale"
+					}
 				}
 				series[upSeries] = append(series[upSeries], up)
 				if !p.frozen {
@@ -354,7 +383,7 @@ func generate(t *testing.T) ruleTests {
 					seen[s.series] = true
 				}
 				for name, vs := range series {
-					if name == upSeries || seen[name] {
+					if name == upSeries || strings.HasPrefix(name, "kube_node_info{") || seen[name] {
 						continue
 					}
 					// A series the scrape no longer has goes stale, as
@@ -530,6 +559,7 @@ func TestAlertRulesCatchMistakes(t *testing.T) {
 		{name: "expression", from: "(sandboxpin_sandbox_image_stored_as_configured) == 0", to: "(sandboxpin_sandbox_image_stored_as_configured) == 1"},
 		{name: "alias not told from missing", from: " and max by (node) (sandboxpin_sandbox_image_present) == 1", to: ""},
 		{name: "job", from: `job="sandboxpin/sandboxpin"`, to: `job="sandboxpin"`},
+		{name: "missing exporter told by up == 0", from: `unless on (node) max by (node) (up{job="sandboxpin/sandboxpin"})`, to: `and on (node) max by (node) (up{job="sandboxpin/sandboxpin"}) == 0`},
 		{name: "for", from: "15m", to: "30m"},
 		{name: "node label dropped", from: "max by (node) (sandboxpin_sandbox_image_present) == 0", to: "max(sandboxpin_sandbox_image_present) == 0"},
 		{name: "syntax", from: "max by (node) (sandboxpin_unprotected_images) > 0", to: "max by (node) (sandboxpin_unprotected_images > 0", checkFail: true},
