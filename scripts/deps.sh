@@ -29,6 +29,9 @@ CRITEST_VERSION=v1.37.0
 CONTAINERD_1_7_VERSION=v1.7.35
 CONTAINERD_2_2_VERSION=v2.2.9
 CONTAINERD_2_3_VERSION=v2.3.7
+# containerd 2.3.3, the last release that fails a pod whose sandbox image is
+# not written in full (issue 40; internal/containerdtest's TestLiveSandboxRun).
+CONTAINERD_2_3_3_VERSION=v2.3.3
 CONTAINERD_2_4_VERSION=v2.4.2
 CRIO_VERSION=v1.36.3
 KUBEADM_VERSION=v1.37.2
@@ -270,6 +273,7 @@ build_containerd_all() {
 	for v in $CONTAINERD_2_3_VERSION $CONTAINERD_2_2_VERSION; do
 		goinstall "$CACHE/containerd/$v" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/containerd@$v"
 	done
+	goinstall "$CACHE/containerd/$CONTAINERD_2_3_3_VERSION" "$CONTAINERD_TAGS" "github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_2_3_3_VERSION"
 	build_containerd17
 }
 
@@ -366,6 +370,7 @@ wait_all
 		echo "export SANDBOXPIN_CONTAINERD_1_7='$CACHE/containerd/$CONTAINERD_1_7_VERSION/containerd'"
 		echo "export SANDBOXPIN_CONTAINERD2='$CACHE/containerd/$CONTAINERD_2_2_VERSION/containerd'"
 		echo "export SANDBOXPIN_CONTAINERD_2_3='$CACHE/containerd/$CONTAINERD_2_3_VERSION/containerd'"
+		echo "export SANDBOXPIN_CONTAINERD_2_3_3='$CACHE/containerd/$CONTAINERD_2_3_3_VERSION/containerd'"
 		echo "export SANDBOXPIN_CONTAINERD_2_4='$CACHE/containerd/$CONTAINERD_2_4_VERSION/containerd'"
 		echo "export SANDBOXPIN_CONTAINERD_2_4_PATCHED='$CACHE/containerd-patched/$CONTAINERD_2_4_VERSION/containerd'"
 		echo "export SANDBOXPIN_CTR2='$CACHE/ctr/$CONTAINERD_2_4_VERSION/ctr'"

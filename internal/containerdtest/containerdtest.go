@@ -34,6 +34,11 @@ const (
 	V23 Version = 23
 	// V24 is containerd 2.4 built from source (2.4.2, config version 4).
 	V24 Version = 24
+	// V233 is containerd 2.3.3 built from source (config version 4): the
+	// newest release whose RunPodSandbox looks the sandbox image up by the
+	// name as configured (issue 40; see TestLiveSandboxRun). Not in
+	// [Versions], which holds one release per minor.
+	V233 Version = 233
 	// V24Pin is containerd 2.4.2 with contrib/containerd/pin.patch: its
 	// pinned_images go through pin.Compile and IsPinned. Not in
 	// [Versions]: it is no release.
@@ -60,6 +65,8 @@ func (v Version) build() build {
 		return build{name: "containerd-2.2", release: "2.2.9", envContainerd: EnvContainerd2, configVersion: 3, fromDeps: true}
 	case V23:
 		return build{name: "containerd-2.3", release: "2.3.7", envContainerd: EnvContainerd23, configVersion: 4, fromDeps: true}
+	case V233:
+		return build{name: "containerd-2.3.3", release: "2.3.3", envContainerd: EnvContainerd233, configVersion: 4, fromDeps: true}
 	case V24:
 		return build{name: "containerd-2.4", release: "2.4.2", envContainerd: EnvContainerd24, configVersion: 4, fromDeps: true}
 	case V24Pin:
@@ -92,6 +99,8 @@ const (
 	EnvContainerd2  = "SANDBOXPIN_CONTAINERD2"
 	EnvContainerd23 = "SANDBOXPIN_CONTAINERD_2_3"
 	EnvContainerd24 = "SANDBOXPIN_CONTAINERD_2_4"
+	// EnvContainerd233 is the containerd 2.3.3 of [V233].
+	EnvContainerd233 = "SANDBOXPIN_CONTAINERD_2_3_3"
 	// EnvContainerd24Pin is the patched containerd 2.4.2 of [V24Pin].
 	EnvContainerd24Pin = "SANDBOXPIN_CONTAINERD_2_4_PATCHED"
 	EnvCtr1            = "SANDBOXPIN_CTR1"
@@ -209,15 +218,18 @@ func Binaries(v Version) (containerd, ctr string) {
 
 // Shim returns the containerd-shim-runc-v2 that v's pods need when it is not
 // the one in PATH (Debian's, for 1.6): for V24 and V24Pin (the patch leaves
-// the shim alone), SANDBOXPIN_CONTAINERD_2_4_SHIM or the one scripts/deps.sh
-// builds into the cache, if it exists; else "".
+// the shim alone), and for V23 and V233, whose pods run with 2.4.2's shim
+// as well (seen live in TestLiveSandboxRun), SANDBOXPIN_CONTAINERD_2_4_SHIM
+// or the one scripts/deps.sh builds into the cache, if it exists; else "".
 func (v Version) Shim() string {
-	if v != V24 && v != V24Pin {
+	switch v {
+	case V23, V233, V24, V24Pin:
+	default:
 		return ""
 	}
 	shim := os.Getenv(EnvShim24)
 	if shim == "" {
-		shim = filepath.Join(CacheDir(), "containerd-shim-runc-v2", "v"+v.Release(), "containerd-shim-runc-v2")
+		shim = filepath.Join(CacheDir(), "containerd-shim-runc-v2", "v"+V24.Release(), "containerd-shim-runc-v2")
 	}
 	if _, err := os.Stat(shim); err != nil { //nolint:gosec // G703: a path the test's environment names
 		return ""

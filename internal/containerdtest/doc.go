@@ -15,7 +15,9 @@
 // pinned_images.sandbox, and the sockets under the
 // io.containerd.server.v1.grpc and .ttrpc plugin tables, since version 4
 // ignores a top-level [grpc] address). [V24Pin] is 2.4.2 with
-// contrib/containerd/pin.patch (not in Versions: no release). All use the native snapshotter
+// contrib/containerd/pin.patch (not in Versions: no release), and [V233]
+// containerd 2.3.3 (not in Versions either: a second 2.3, kept for the
+// sandbox image lookup it gets wrong, issue 40). All use the native snapshotter
 // and get their images from OCI archives built in Go and loaded with
 // `ctr images import --no-unpack`, so no network is needed.
 //
@@ -33,7 +35,8 @@
 // and is unpacked on import. Pods also need [Options].RestrictOOMScoreAdj
 // where the tests lack CAP_SYS_RESOURCE, and [Options].Offline keeps any
 // pull they cause on the machine; [V24] runs them with its own
-// containerd-shim-runc-v2 ([Version.Shim]).
+// containerd-shim-runc-v2, and [V23] and [V233] with the same one
+// ([Version.Shim]).
 //
 // # Requirements
 //
@@ -46,10 +49,11 @@
 //	SANDBOXPIN_CONTAINERD_1_7  $SANDBOXPIN_CACHE/containerd/v1.7.35/containerd
 //	SANDBOXPIN_CONTAINERD2     $SANDBOXPIN_CACHE/containerd/v2.2.9/containerd
 //	SANDBOXPIN_CONTAINERD_2_3  $SANDBOXPIN_CACHE/containerd/v2.3.7/containerd
+//	SANDBOXPIN_CONTAINERD_2_3_3 $SANDBOXPIN_CACHE/containerd/v2.3.3/containerd
 //	SANDBOXPIN_CONTAINERD_2_4  $SANDBOXPIN_CACHE/containerd/v2.4.2/containerd
 //	SANDBOXPIN_CONTAINERD_2_4_PATCHED $SANDBOXPIN_CACHE/containerd-patched/v2.4.2/containerd
 //	SANDBOXPIN_CTR2            $SANDBOXPIN_CACHE/ctr/v2.4.2/ctr (for 1.7 and 2.x), else the ctr of V1
-//	SANDBOXPIN_CONTAINERD_2_4_SHIM $SANDBOXPIN_CACHE/containerd-shim-runc-v2/v2.4.2/containerd-shim-runc-v2 (pods on V24 and V24Pin)
+//	SANDBOXPIN_CONTAINERD_2_4_SHIM $SANDBOXPIN_CACHE/containerd-shim-runc-v2/v2.4.2/containerd-shim-runc-v2 (pods on V23, V233, V24 and V24Pin)
 //	SANDBOXPIN_CACHE           ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin
 //
 // When something is missing the test is skipped with a message that says how to
