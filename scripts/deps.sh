@@ -131,9 +131,14 @@ build_containerd17() {
 }
 
 # build_containerd_patched: containerd $CONTAINERD_2_4_VERSION with
-# contrib/containerd/pin.patch (issue 23).
+# contrib/containerd/pin.patch (issue 23), with status.patch alone (issue
+# 40: it links no sandboxpin package, so its key names contrib/containerd,
+# which holds no Go source) and with both, each built on the previous one's
+# build cache.
 build_containerd_patched() {
 	CONTAINERD_TAGS=$CONTAINERD_TAGS build_patched containerd "$CONTAINERD_2_4_VERSION" pin reference
+	CONTAINERD_TAGS=$CONTAINERD_TAGS PATCHES=status.patch build_patched containerd "$CONTAINERD_2_4_VERSION" contrib/containerd
+	CONTAINERD_TAGS=$CONTAINERD_TAGS PATCHES="pin.patch status.patch" build_patched containerd "$CONTAINERD_2_4_VERSION" pin reference
 }
 
 build_crio() {
@@ -373,6 +378,9 @@ wait_all
 		echo "export SANDBOXPIN_CONTAINERD_2_3_3='$CACHE/containerd/$CONTAINERD_2_3_3_VERSION/containerd'"
 		echo "export SANDBOXPIN_CONTAINERD_2_4='$CACHE/containerd/$CONTAINERD_2_4_VERSION/containerd'"
 		echo "export SANDBOXPIN_CONTAINERD_2_4_PATCHED='$CACHE/containerd-patched/$CONTAINERD_2_4_VERSION/containerd'"
+		# with contrib/containerd/status.patch, alone and after pin.patch
+		echo "export SANDBOXPIN_CONTAINERD_2_4_STATUS='$CACHE/containerd-patched-status/$CONTAINERD_2_4_VERSION/containerd'"
+		echo "export SANDBOXPIN_CONTAINERD_2_4_PIN_STATUS='$CACHE/containerd-patched-pin+status/$CONTAINERD_2_4_VERSION/containerd'"
 		echo "export SANDBOXPIN_CTR2='$CACHE/ctr/$CONTAINERD_2_4_VERSION/ctr'"
 		echo "export SANDBOXPIN_CRICTL='$CACHE/crictl/$CRICTL_VERSION/crictl'"
 		echo "export SANDBOXPIN_CRITEST='$CACHE/critest/$CRITEST_VERSION/critest'"

@@ -43,6 +43,14 @@ const (
 	// pinned_images go through pin.Compile and IsPinned. Not in
 	// [Versions]: it is no release.
 	V24Pin Version = 2400
+	// V24Status is containerd 2.4.2 with contrib/containerd/status.patch:
+	// its CRI Status verbose info reports config.sandboxImage, as 1.x did
+	// (pkg/cri/server/status.go, v1.7.35) and 2.x does not
+	// (internal/cri/server/status.go, v2.4.2). Not in [Versions].
+	V24Status Version = 2401
+	// V24PinStatus is containerd 2.4.2 with pin.patch and status.patch.
+	// Not in [Versions].
+	V24PinStatus Version = 2402
 )
 
 // build describes one Version.
@@ -72,6 +80,12 @@ func (v Version) build() build {
 	case V24Pin:
 		return build{name: "containerd-2.4-pin", release: "2.4.2", envContainerd: EnvContainerd24Pin,
 			defaultContainerd: filepath.Join(CacheDir(), "containerd-patched", "v2.4.2", "containerd"), configVersion: 4, fromDeps: true}
+	case V24Status:
+		return build{name: "containerd-2.4-status", release: "2.4.2", envContainerd: EnvContainerd24Status,
+			defaultContainerd: filepath.Join(CacheDir(), "containerd-patched-status", "v2.4.2", "containerd"), configVersion: 4, fromDeps: true}
+	case V24PinStatus:
+		return build{name: "containerd-2.4-pin+status", release: "2.4.2", envContainerd: EnvContainerd24PinStatus,
+			defaultContainerd: filepath.Join(CacheDir(), "containerd-patched-pin+status", "v2.4.2", "containerd"), configVersion: 4, fromDeps: true}
 	}
 	return build{name: fmt.Sprintf("containerd(%d)", int(v))}
 }
@@ -109,6 +123,11 @@ const (
 	// need their own release's shim (with Debian's 1.6 shim, 2.4.2 fails
 	// RunPodSandbox with "type with url … not found").
 	EnvShim24 = "SANDBOXPIN_CONTAINERD_2_4_SHIM"
+
+	// EnvContainerd24Status is the containerd 2.4.2 of [V24Status].
+	EnvContainerd24Status = "SANDBOXPIN_CONTAINERD_2_4_STATUS"
+	// EnvContainerd24PinStatus is the containerd 2.4.2 of [V24PinStatus].
+	EnvContainerd24PinStatus = "SANDBOXPIN_CONTAINERD_2_4_PIN_STATUS"
 )
 
 // startTimeout bounds the wait for the CRI plugin; containerd boots in well
@@ -217,13 +236,13 @@ func Binaries(v Version) (containerd, ctr string) {
 }
 
 // Shim returns the containerd-shim-runc-v2 that v's pods need when it is not
-// the one in PATH (Debian's, for 1.6): for V24 and V24Pin (the patch leaves
-// the shim alone), and for V23 and V233, whose pods run with 2.4.2's shim
+// the one in PATH (Debian's, for 1.6): for V24, V24Pin, V24Status and
+// V24PinStatus (the patches leave the shim alone), and for V23 and V233, whose pods run with 2.4.2's shim
 // as well (seen live in TestLiveSandboxRun), SANDBOXPIN_CONTAINERD_2_4_SHIM
 // or the one scripts/deps.sh builds into the cache, if it exists; else "".
 func (v Version) Shim() string {
 	switch v {
-	case V23, V233, V24, V24Pin:
+	case V23, V233, V24, V24Pin, V24Status, V24PinStatus:
 	default:
 		return ""
 	}

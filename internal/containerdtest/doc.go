@@ -21,6 +21,10 @@
 // and get their images from OCI archives built in Go and loaded with
 // `ctr images import --no-unpack`, so no network is needed.
 //
+// [V24Status] and [V24PinStatus] are 2.4.2 with
+// contrib/containerd/status.patch, alone and after pin.patch (neither in
+// Versions): they report the sandbox image in the CRI Status verbose info.
+//
 // # Pulls
 //
 // [Options].Registry names a plain-HTTP registry on loopback (the
@@ -52,8 +56,10 @@
 //	SANDBOXPIN_CONTAINERD_2_3_3 $SANDBOXPIN_CACHE/containerd/v2.3.3/containerd
 //	SANDBOXPIN_CONTAINERD_2_4  $SANDBOXPIN_CACHE/containerd/v2.4.2/containerd
 //	SANDBOXPIN_CONTAINERD_2_4_PATCHED $SANDBOXPIN_CACHE/containerd-patched/v2.4.2/containerd
+//	SANDBOXPIN_CONTAINERD_2_4_STATUS $SANDBOXPIN_CACHE/containerd-patched-status/v2.4.2/containerd
+//	SANDBOXPIN_CONTAINERD_2_4_PIN_STATUS $SANDBOXPIN_CACHE/containerd-patched-pin+status/v2.4.2/containerd
 //	SANDBOXPIN_CTR2            $SANDBOXPIN_CACHE/ctr/v2.4.2/ctr (for 1.7 and 2.x), else the ctr of V1
-//	SANDBOXPIN_CONTAINERD_2_4_SHIM $SANDBOXPIN_CACHE/containerd-shim-runc-v2/v2.4.2/containerd-shim-runc-v2 (pods on V23, V233, V24 and V24Pin)
+//	SANDBOXPIN_CONTAINERD_2_4_SHIM $SANDBOXPIN_CACHE/containerd-shim-runc-v2/v2.4.2/containerd-shim-runc-v2 (pods on V23, V233, V24 and the patched 2.4.2 builds)
 //	SANDBOXPIN_CACHE           ${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin
 //
 // When something is missing the test is skipped with a message that says how to
