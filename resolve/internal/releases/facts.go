@@ -85,7 +85,8 @@ var facts = [numFacts][]Row{
 			"look the image up by that string while they store it as %s, so every RunPodSandbox fails with \"failed to get sandbox image\" (containerd#13529); " +
 			"write %s there, or upgrade containerd to 2.3.4 or later",
 			"internal/cri/server/podsandbox/sandbox_run.go Controller.Start calls c.client.GetImage(ctx, sandboxImage) as configured @v2.3.0-beta.0, @v2.3.3 " +
-				"(the pause-pull refactor of containerd#12849, c4a09c5a5); ParseDockerRef first @v2.3.4 (containerd#13759) and @v2.4.0-beta.0 (containerd#13513)"},
+				"(the pause-pull refactor of containerd#12849, c4a09c5a5); ParseDockerRef first @v2.3.4 (containerd#13759) and @v2.4.0-beta.0 (containerd#13513); " +
+				"seen live: 2.3.3 fails RunPodSandbox for pause:3.10.1 and registry.k8s.io/pause, 2.3.7 and 2.4.2 start both (internal/containerdtest TestLiveSandboxRun)"},
 	},
 	ContainerdPausePullOff: {
 		{Containerd, Range{"2.4.0-beta.0", ""}, "containerd %s does not pull the sandbox image for the pods of runtime handler %q (disable_pause_image_pull = true at %s): " +
