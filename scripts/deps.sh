@@ -160,22 +160,32 @@ build_crio() {
 }
 
 # build_promtool: github.com/prometheus/prometheus/cmd/promtool at
-# $PROMETHEUS_VERSION. Its go.mod has exclude and replace directives, which
-# `go install` refuses: repeat them in a scratch module. The version stamp is
-# the one its .promu.yml sets (`promtool --version`).
-build_promtool() {
-	local dir=$CACHE/promtool/$PROMETHEUS_VERSION src
+# $PROMETHEUS_VERSION (deploy's rule tests).
+build_promtool() { build_prometheus_cmd promtool; }
+
+# build_prometheus: the Prometheus server of the same version, for
+# scripts/fleet-sim.sh (`bash scripts/deps.sh only build_prometheus`); its
+# web UI's assets are not built (the API is all the script uses).
+build_prometheus() { build_prometheus_cmd prometheus; }
+
+# build_prometheus_cmd CMD: github.com/prometheus/prometheus/cmd/CMD at
+# $PROMETHEUS_VERSION into $CACHE/CMD/$PROMETHEUS_VERSION. Its go.mod has
+# exclude and replace directives, which `go install` refuses: repeat them in
+# a scratch module. The version stamp is the one its .promu.yml sets
+# (`promtool --version`).
+build_prometheus_cmd() {
+	local cmd=$1 dir=$CACHE/$1/$PROMETHEUS_VERSION src
 	done_in "$dir" && return 0
-	src=$CACHE/src/promtool-$PROMETHEUS_VERSION
+	src=$CACHE/src/$cmd-$PROMETHEUS_VERSION
 	scratch "$src" "github.com/prometheus/prometheus@$PROMETHEUS_VERSION" \
 		-exclude=github.com/linode/linodego@v1.0.0 \
 		-exclude=github.com/grpc-ecosystem/grpc-gateway@v1.14.7 \
 		-exclude=google.golang.org/api@v0.30.0 \
 		-replace=cloud.google.com/go=cloud.google.com/go@v0.123.0
-	printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/prometheus/prometheus/cmd/promtool"\n' >"$src/tools.go"
+	printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/prometheus/prometheus/cmd/%s"\n' "$cmd" >"$src/tools.go"
 	(cd "$src" && GOFLAGS=-mod=mod go mod tidy && mkdir -p "$dir" &&
 		go build -trimpath -ldflags "-X github.com/prometheus/common/version.Version=$(cat "$(go list -m -f '{{.Dir}}' github.com/prometheus/prometheus)/VERSION")" \
-			-o "$dir/promtool" github.com/prometheus/prometheus/cmd/promtool)
+			-o "$dir/$cmd" "github.com/prometheus/prometheus/cmd/$cmd")
 	touch "$dir/.done"
 }
 
