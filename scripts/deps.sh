@@ -81,6 +81,8 @@ build_patched() {
 	dir=$CACHE/$name-patched/$version
 	[ "$variant" = pin ] || dir=$CACHE/$name-patched-$variant/$version
 	key=$( (cat contrib/lib.sh "contrib/$name/build.sh" go.mod
+		# the tree.sh that build.sh and test.sh share, where there is one
+		[ ! -f "contrib/$name/tree.sh" ] || cat "contrib/$name/tree.sh"
 		for p in ${PATCHES:-pin.patch}; do cat "contrib/$name/$p"; done
 		find "$@" -name '*.go' ! -name '*_test.go' | sort | xargs cat) | sha256sum | cut -c1-16)
 	[ "$(cat "$dir/.done" 2>/dev/null)" = "$key" ] && return 0
@@ -251,17 +253,21 @@ build_critest() {
 }
 
 # build_kubernetes: kubeadm, then the kubelet (the same k8s.io/kubernetes
-# packages), then kubeadm with contrib/kubeadm/pin.patch (issue 31), which
-# the stock builds' cache serves.
+# packages), then kubeadm with contrib/kubeadm's patches (issues 31 and 40),
+# which the stock builds' cache serves.
 build_kubernetes() {
 	build_k8s kubeadm "$KUBEADM_VERSION"
 	build_k8s kubelet "$KUBELET_VERSION"
 	build_kubeadm_patched
 }
 
-# build_kubeadm_patched: contrib/kubeadm (issue 31); it links resolve.
+# build_kubeadm_patched: contrib/kubeadm (issue 40): compare.patch alone,
+# which links reference, into kubeadm-patched-compare; then with
+# fallback.patch on top, which links resolve, into
+# kubeadm-patched-compare+fallback.
 build_kubeadm_patched() {
-	build_patched kubeadm "$KUBEADM_VERSION" pin reference criinfo resolve
+	PATCHES=compare.patch build_patched kubeadm "$KUBEADM_VERSION" reference
+	PATCHES="compare.patch fallback.patch" build_patched kubeadm "$KUBEADM_VERSION" pin reference criinfo unitfile resolve
 }
 
 # build_cridockerd_patched: contrib/cri-dockerd (issue 31) on the newest
@@ -403,7 +409,10 @@ wait_all
 		echo "export SANDBOXPIN_SKOPEO='$(command -v skopeo || echo /usr/bin/skopeo)'"
 		echo "export SANDBOXPIN_KUBEADM='$CACHE/kubeadm/$KUBEADM_VERSION/kubeadm'"
 		echo "export SANDBOXPIN_KUBEADM_VERSION='$KUBEADM_VERSION'"
-		echo "export SANDBOXPIN_KUBEADM_PATCHED='$CACHE/kubeadm-patched/$KUBEADM_VERSION/kubeadm'"
+		# kubeadm with contrib/kubeadm's compare.patch and fallback.patch, and
+		# with compare.patch alone
+		echo "export SANDBOXPIN_KUBEADM_PATCHED='$CACHE/kubeadm-patched-compare+fallback/$KUBEADM_VERSION/kubeadm'"
+		echo "export SANDBOXPIN_KUBEADM_PATCHED_COMPARE='$CACHE/kubeadm-patched-compare/$KUBEADM_VERSION/kubeadm'"
 		echo "export SANDBOXPIN_KUBELET='$CACHE/kubelet/$KUBELET_VERSION/kubelet'"
 		echo "export SANDBOXPIN_KUBELET_VERSION='$KUBELET_VERSION'"
 		echo "export SANDBOXPIN_DOCKERD='$(command -v dockerd || echo /usr/sbin/dockerd)'"

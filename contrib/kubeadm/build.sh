@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# Builds kubeadm with pin.patch applied: a writable copy of the module source
-# of k8s.io/kubernetes VERSION (from the Go module cache), each ./staging
-# module of its go.mod replaced by the published v0.MINOR.PATCH (the module
-# archive holds no staging/src, as scripts/deps.sh's build_k8s does for the
-# stock build), the patch, a requirement on this checkout's
-# github.com/sandboxpin/sandboxpin, then `go build ./cmd/kubeadm` with the
+# Builds kubeadm with the patches $PATCHES names (default "compare.patch
+# fallback.patch"; README.md): the tree of contrib/kubeadm/tree.sh (the module
+# source of k8s.io/kubernetes VERSION with the published staging modules), the
+# patches and a requirement on this checkout's github.com/sandboxpin/sandboxpin
+# (apply_patch in contrib/lib.sh), then `go build ./cmd/kubeadm` with the
 # flags and version stamp of the stock build.
 #
 #   bash contrib/kubeadm/build.sh OUT [VERSION] [SRC]
+#   PATCHES=compare.patch bash contrib/kubeadm/build.sh OUT
 #
-# OUT receives kubeadm, go.mod.diff and go.sum.diff (what the patch costs
-# kubernetes' module graph, the staging replaces already in place) and
-# modules.diff (`go list -m -e all` before and after). SRC (default OUT.src)
-# is the work tree, kept for reading and for
-# `go test ./cmd/kubeadm/app/preflight/`. The build fails when the patch does
-# not apply, or when the module graph changes beyond sandboxpin
-# (contrib/lib.sh).
+# OUT receives kubeadm, go.mod.diff and go.sum.diff (what the patches cost
+# kubernetes' module graph, the staging replaces already in place),
+# modules.diff (`go list -m -e all` before and after) and linked.diff (the
+# modules kubeadm's packages come from, before and after: a module in
+# modules.diff but not here is in the graph only). SRC (default OUT.src)
+# is the work tree, kept for reading. The build fails when a patch does not
+# apply, or when the module graph changes beyond sandboxpin (contrib/lib.sh).
+# contrib/kubeadm/test.sh runs kubeadm's own tests on a tree of its own.
 set -euo pipefail
 
 out=${1:?usage: build.sh OUT [VERSION] [SRC]}
@@ -24,21 +25,17 @@ src=${3:-$out.src}
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=contrib/lib.sh
 . "$here/../lib.sh"
+# shellcheck source=contrib/kubeadm/tree.sh
+. "$here/tree.sh"
 
-copy_module "k8s.io/kubernetes@$version" "$src" >/dev/null
-cd "$src"
-staging=()
-while read -r m; do
-	staging+=("-replace=$m=$m@v0.${version#v1.}")
-done < <(sed -n 's/^[[:space:]]*\(k8s\.io\/[^ ]*\) => \.\/staging.*/\1/p' go.mod)
-go mod edit "${staging[@]}"
-# The go.sum lines of the published staging modules, so that go.sum.diff
-# shows only what the patch adds.
-go list -deps ./cmd/kubeadm >/dev/null
+mkdir -p "$(dirname "$out")"
+kubeadm_tree "$version" "$src" >"$out.linked.before"
 apply_patch "$here" "$out"
 minor=${version#v1.}
 minor=${minor%%.*}
 go build -trimpath -ldflags "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
 	-o "$out.kubeadm.tmp" ./cmd/kubeadm
 check_graph "$out" "$out.kubeadm.tmp"
+linked_modules | diff "$out.linked.before" - >"$out/linked.diff" || true
+rm -f "$out.linked.before"
 mv "$out.kubeadm.tmp" "$out/kubeadm"

@@ -18,15 +18,17 @@
 // k8s.io/kubernetes module from the Go module proxy, with the version
 // ldflags, so that it calls itself by its version), found through
 //
-//	SANDBOXPIN_KUBEADM          $SANDBOXPIN_CACHE/kubeadm/v1.37.2/kubeadm
-//	SANDBOXPIN_KUBEADM_VERSION  v1.37.2
-//	SANDBOXPIN_KUBEADM_PATCHED  $SANDBOXPIN_CACHE/kubeadm-patched/v1.37.2/kubeadm
+//	SANDBOXPIN_KUBEADM                  $SANDBOXPIN_CACHE/kubeadm/v1.37.2/kubeadm
+//	SANDBOXPIN_KUBEADM_VERSION          v1.37.2
+//	SANDBOXPIN_KUBEADM_PATCHED          $SANDBOXPIN_CACHE/kubeadm-patched-compare+fallback/v1.37.2/kubeadm
+//	SANDBOXPIN_KUBEADM_PATCHED_COMPARE  $SANDBOXPIN_CACHE/kubeadm-patched-compare/v1.37.2/kubeadm
 //
-// The last is kubeadm with contrib/kubeadm/pin.patch, run through
-// [Config].Binary; [Config].EtcContainerd shows it the test runtime's
-// config.toml as /etc/containerd, bind-mounted in a mount namespace of its
-// own, since that build reads the node's runtime config where the runtime
-// reports no sandbox image.
+// The last two are kubeadm with contrib/kubeadm's patches, run through
+// [Config].Binary: compare.patch and fallback.patch ([PatchedBinary]), and
+// compare.patch alone ([PatchedCompareBinary]). [Config].EtcContainerd shows
+// kubeadm the test runtime's config.toml as /etc/containerd, bind-mounted in
+// a mount namespace of its own, since fallback.patch reads the node's runtime
+// config where the runtime reports no sandbox image.
 //
 // Its tests need root (kubeadm's pre-flight refuses to run otherwise) and are
 // skipped under -short. When something is missing the test is skipped with a

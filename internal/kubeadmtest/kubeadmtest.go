@@ -19,11 +19,15 @@ import (
 // Environment variables read by the helper.
 const (
 	EnvKubeadm = "SANDBOXPIN_KUBEADM"
-	// EnvKubeadmPatched names kubeadm with contrib/kubeadm/pin.patch.
+	// EnvKubeadmPatched names kubeadm with contrib/kubeadm's compare.patch
+	// and fallback.patch.
 	EnvKubeadmPatched = "SANDBOXPIN_KUBEADM_PATCHED"
-	EnvKubeadmVersion = "SANDBOXPIN_KUBEADM_VERSION"
-	EnvRequire        = runtimetest.EnvRequire
-	EnvCache          = runtimetest.EnvCache
+	// EnvKubeadmPatchedCompare names kubeadm with contrib/kubeadm's
+	// compare.patch alone.
+	EnvKubeadmPatchedCompare = "SANDBOXPIN_KUBEADM_PATCHED_COMPARE"
+	EnvKubeadmVersion        = "SANDBOXPIN_KUBEADM_VERSION"
+	EnvRequire               = runtimetest.EnvRequire
+	EnvCache                 = runtimetest.EnvCache
 )
 
 // DefaultVersion is the kubeadm release scripts/deps.sh builds.
@@ -71,15 +75,28 @@ func Binary() (path, version string) {
 	return path, version
 }
 
-// PatchedBinary returns kubeadm with contrib/kubeadm/pin.patch (from the
-// environment, or where scripts/deps.sh's build_kubeadm_patched puts it),
-// whether or not it exists.
+// PatchedBinary returns kubeadm with contrib/kubeadm's compare.patch and
+// fallback.patch (from the environment, or where scripts/deps.sh's
+// build_kubeadm_patched puts it), whether or not it exists.
 func PatchedBinary() string {
-	if p := os.Getenv(EnvKubeadmPatched); p != "" {
+	return patchedBinary(EnvKubeadmPatched, "compare+fallback")
+}
+
+// PatchedCompareBinary is [PatchedBinary] with compare.patch alone: the
+// runtime's sandbox image compared as a reference, and no config read.
+func PatchedCompareBinary() string {
+	return patchedBinary(EnvKubeadmPatchedCompare, "compare")
+}
+
+// patchedBinary returns $env, or scripts/deps.sh's build of kubeadm with
+// the patches variant names ("compare+fallback" for compare.patch and
+// fallback.patch: build_patched's directory name).
+func patchedBinary(env, variant string) string {
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
 	_, version := Binary()
-	return filepath.Join(cacheDir(), "kubeadm-patched", version, "kubeadm")
+	return filepath.Join(cacheDir(), "kubeadm-patched-"+variant, version, "kubeadm")
 }
 
 // Available reports whether kubeadm can run its checks here, and if not, why.
@@ -90,6 +107,9 @@ func Available() (bool, string) {
 
 // AvailablePatched is [Available] for [PatchedBinary].
 func AvailablePatched() (bool, string) { return available(PatchedBinary()) }
+
+// AvailablePatchedCompare is [Available] for [PatchedCompareBinary].
+func AvailablePatchedCompare() (bool, string) { return available(PatchedCompareBinary()) }
 
 func available(bin string) (bool, string) {
 	if os.Geteuid() != 0 {
@@ -116,8 +136,8 @@ type Config struct {
 	// EtcContainerd, when set, is a directory that kubeadm sees as
 	// /etc/containerd: it runs in a mount namespace of its own with the
 	// directory bind-mounted there (the host's /etc/containerd must exist
-	// as the mount point), so that a patched kubeadm reads the test
-	// runtime's config.toml as the node's.
+	// as the mount point), so that kubeadm with fallback.patch reads the
+	// test runtime's config.toml as the node's.
 	EtcContainerd string
 	// Verbosity, when above 0, is kubeadm's -v (klog's V levels: the
 	// sandbox image check logs what it could not learn at 4).
