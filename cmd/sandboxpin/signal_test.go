@@ -61,7 +61,7 @@ func silentRuntime(t *testing.T) (endpoint string, accepted <-chan struct{}) {
 // it SIGINT or SIGTERM: it must end within a second every time. The cases
 // run one after another, so that they do not load the machine for each
 // other while timed.
-func TestSignals(t *testing.T) {
+func TestSignals(t *testing.T) { //nolint:tparallel // the cases are timed: one at a time, so that they do not load the machine for each other
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "sandboxpin")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
