@@ -3,7 +3,6 @@ package containerdtest_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -103,7 +102,7 @@ func TestLiveSandboxRun(t *testing.T) { //nolint:tparallel // the runs share one
 			t.Cleanup(func() { _ = conn.Close() })
 			rt := runtimeapi.NewRuntimeServiceClient(conn)
 			waitNetwork(t, rt)
-			t.Cleanup(func() { removeSandboxes(t, rt) })
+			t.Cleanup(func() { containerdtest.RemoveSandboxes(t, rt) })
 
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
@@ -188,27 +187,6 @@ func waitNetwork(t *testing.T, rt runtimeapi.RuntimeServiceClient) {
 	}
 }
 
-// removeSandboxes stops and removes every pod sandbox, before the runtime
-// stops: their shims would outlive it.
-func removeSandboxes(t *testing.T, rt runtimeapi.RuntimeServiceClient) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pods, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
-	if err != nil {
-		t.Errorf("ListPodSandbox: %v", err)
-		return
-	}
-	for _, p := range pods.GetItems() {
-		if _, err := rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p.GetId()}); err != nil {
-			t.Errorf("StopPodSandbox %s: %v", p.GetId(), err)
-		}
-		if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: p.GetId()}); err != nil {
-			t.Errorf("RemovePodSandbox %s: %v", p.GetId(), err)
-		}
-	}
-}
-
 // pauseProgram is a static program that waits for SIGTERM or SIGINT, as the
 // pause image's /pause does, built once per test binary.
 var pauseProgram = sync.OnceValues(func() ([]byte, error) {
@@ -216,40 +194,5 @@ var pauseProgram = sync.OnceValues(func() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := filepath.Join(dir, "pause-src")
-	if err := os.MkdirAll(src, 0o700); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(pauseSource), 0o600); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module pause\n\ngo 1.22\n"), 0o600); err != nil {
-		return nil, err
-	}
-	bin := filepath.Join(dir, "pause")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, ".")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build pause: %w\n%s", err, out)
-	}
-	return os.ReadFile(bin)
+	return containerdtest.BuildPause(dir)
 })
-
-// pauseSource is the pause program.
-const pauseSource = `package main
-
-import (
-	"os"
-	"os/signal"
-	"syscall"
-)
-
-func main() {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT)
-	<-c
-}
-`

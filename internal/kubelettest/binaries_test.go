@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 )
 
 // binDir holds the programs the tests build, once per test binary; TestMain
@@ -65,39 +67,9 @@ var (
 		if err != nil {
 			return nil, err
 		}
-		src := filepath.Join(dir, "pause-src")
-		if err := os.MkdirAll(src, 0o700); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(pauseSource), 0o600); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module pause\n\ngo 1.22\n"), 0o600); err != nil {
-			return nil, err
-		}
-		bin, err := goBuild("pause", src, ".", "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-trimpath")
-		if err != nil {
-			return nil, err
-		}
-		return os.ReadFile(bin)
+		return containerdtest.BuildPause(dir)
 	})
 )
-
-// pauseSource is the pause program.
-const pauseSource = `package main
-
-import (
-	"os"
-	"os/signal"
-	"syscall"
-)
-
-func main() {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT)
-	<-c
-}
-`
 
 // removeBuilds removes what the tests built.
 func removeBuilds() {

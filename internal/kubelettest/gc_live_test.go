@@ -504,20 +504,7 @@ func removePodsAtCleanup(t *testing.T, endpoint string) {
 		defer cancel()
 		conn := dial(ctx, t, endpoint)
 		defer conn.Close()
-		rt := runtimeapi.NewRuntimeServiceClient(conn)
-		resp, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
-		if err != nil {
-			t.Errorf("ListPodSandbox: %v", err)
-			return
-		}
-		for _, s := range resp.GetItems() {
-			if _, err := rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.GetId()}); err != nil {
-				t.Errorf("StopPodSandbox %s: %v", s.GetId(), err)
-			}
-			if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.GetId()}); err != nil {
-				t.Errorf("RemovePodSandbox %s: %v", s.GetId(), err)
-			}
-		}
+		containerdtest.RemoveSandboxes(t, runtimeapi.NewRuntimeServiceClient(conn))
 	})
 }
 
