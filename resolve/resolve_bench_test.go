@@ -53,6 +53,12 @@ func BenchmarkResolve(b *testing.B) {
 			opts: Options{RuntimeVersion: "1.6.20", KubeadmVersion: "v1.26.15"},
 		},
 		{
+			// The kubelet's unit, two drop-ins and a kubeadm config (issue 40).
+			name: "kubelet-flag-dropin/disk",
+			root: func(b *testing.B) fs.FS { return os.DirFS(nodeRoot(b, "kubelet-flag-dropin")) },
+			opts: Options{RuntimeVersion: "2.4.2", KubeletVersion: "1.35.0", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
+		},
+		{
 			name: "crio-dropins/disk",
 			root: func(b *testing.B) fs.FS { return os.DirFS(nodeRoot(b, "crio-dropins")) },
 			opts: Options{RuntimeVersion: "1.31.3", KubeadmVersion: "v1.31.3"},
