@@ -19,6 +19,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=contrib/lib.sh
 . "$here/../lib.sh"
+# shellcheck source=contrib/testlib.sh
+. "$here/../testlib.sh"
 # shellcheck source=contrib/cri-dockerd/tree.sh
 . "$here/tree.sh"
 
@@ -49,22 +51,10 @@ rc=0
 args=("${cridockerd_flags[@]}" -count=1 -v)
 [ "${#skip[@]}" = 0 ] || args+=(-skip "$(IFS='|' && echo "${skip[*]}")")
 go test "${args[@]}" "${pkgs[@]}" >"$work/test.log" 2>&1 || rc=$?
-# Per package: top-level tests and subtests passed, failed and skipped,
-# from go test -v (one package's lines come before its ok/FAIL line).
-awk '
-	/^--- PASS/ { p++ } /^--- FAIL/ { f++ } /^--- SKIP/ { s++ }
-	/^ +--- PASS/ { sp++ } /^ +--- FAIL/ { sf++ } /^ +--- SKIP/ { ss++ }
-	/^(ok|FAIL)[ \t]+github\.com\// {
-		printf "%-4s %-40s %3d tests (%d failed, %d skipped), %3d subtests (%d failed, %d skipped), %s\n", $1, $2, p+f+s, f, s, sp+sf+ss, sf, ss, $3
-		p = f = s = sp = sf = ss = 0
-	}
-	/^\?/ { printf "%-4s %-40s no test files\n", "", $2 }
-' "$work/test.log"
+go_test_summary "$work/test.log"
 echo "go test in $((SECONDS - start))s"
 if [ "$rc" != 0 ]; then
-	# The log without the lines of passing tests: a failing assertion is
-	# printed where its subtest ran, not beside its --- FAIL line.
-	grep -v -E '^ *--- (PASS|SKIP)|^=== (RUN|PAUSE|CONT|NAME)' "$work/test.log" | tail -n 300
+	go_test_failures "$work/test.log"
 	echo "contrib/cri-dockerd/test.sh: cri-dockerd's tests failed on the $mode tree" >&2
 	exit "$rc"
 fi

@@ -27,6 +27,8 @@ else
 fi
 # shellcheck source=contrib/lib.sh
 . "$here/../lib.sh"
+# shellcheck source=contrib/testlib.sh
+. "$here/../testlib.sh"
 # shellcheck source=contrib/kubeadm/tree.sh
 . "$here/tree.sh"
 
@@ -54,21 +56,10 @@ run_tests() {
 	start=$SECONDS
 	[ "${#skip[@]}" = 0 ] || args+=(-skip "$(IFS='|' && echo "${skip[*]}")")
 	(cd "$work/$n" && go test "${args[@]}" "${pkgs[@]}") >"$work/$n.log" 2>&1 || rc=$?
-	# Per package: top-level tests and subtests passed, failed and skipped,
-	# from go test -v (a package's lines come before its ok/FAIL line).
-	awk '
-		/^--- PASS/ { p++ } /^--- FAIL/ { f++ } /^--- SKIP/ { s++ }
-		/^ +--- PASS/ { sp++ } /^ +--- FAIL/ { sf++ } /^ +--- SKIP/ { ss++ }
-		/^(ok|FAIL)[ \t]+k8s\.io\// {
-			printf "%-4s %-50s %3d tests (%d failed, %d skipped), %3d subtests (%d failed, %d skipped), %s\n", $1, $2, p+f+s, f, s, sp+sf+ss, sf, ss, $3
-			p = f = s = sp = sf = ss = 0
-		}
-		/^\?/ { printf "%-4s %-50s no test files\n", "", $2 }
-	' "$work/$n.log"
+	go_test_summary "$work/$n.log"
 	echo "go test in $((SECONDS - start))s"
 	if [ "$rc" != 0 ]; then
-		# the failures with their messages, or the end of the log (a build error)
-		grep -E '^ *--- FAIL|^ +[^ ]+_test\.go:[0-9]+: |^panic: ' "$work/$n.log" | head -n 200 || tail -n 50 "$work/$n.log"
+		go_test_failures "$work/$n.log"
 		echo "contrib/kubeadm/test.sh: kubeadm's tests failed with $PATCHES" >&2
 		return "$rc"
 	fi
