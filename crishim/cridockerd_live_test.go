@@ -26,7 +26,7 @@ func TestLiveCRIDockerd(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			t.Parallel()
 			cridockerdtest.Require(t, v) // skips under -short before looking for crictl
-			crictl := crictlBinary(t)
+			crictl := containerdtest.Crictl(t)
 			const (
 				configured = "k8s.gcr.io/pause:3.10.1"
 				stored     = "registry.k8s.io/pause:3.10.1"

@@ -21,7 +21,7 @@ import (
 func TestLiveCRIO(t *testing.T) {
 	t.Parallel()
 	criotest.Require(t) // skips under -short before looking for crictl
-	crictl := crictlBinary(t)
+	crictl := containerdtest.Crictl(t)
 	const (
 		configured = "k8s.gcr.io/pause:3.10.1"
 		stored     = "registry.k8s.io/pause:3.10.1"

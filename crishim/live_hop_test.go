@@ -37,7 +37,7 @@ func TestLiveHop(t *testing.T) {
 	if spec == "1" {
 		spec = "1000"
 	}
-	crictl := crictlBinary(t)
+	crictl := containerdtest.Crictl(t)
 	rounds := envInt(t, "SANDBOXPIN_HOP_ROUNDS", 20)
 	var table strings.Builder
 	fmt.Fprintf(&table, "\ncontainerd %v:\n| call | images | direct | floor (÷ direct) | shim (÷ direct) | shim ÷ floor |\n|---|---|---|---|---|---|\n", containerdtest.V2)

@@ -18,29 +18,6 @@ import (
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
-// envCrictl names the crictl binary; the default is under the cache that
-// scripts/test.sh builds it into (cri-tools v1.37.0).
-const envCrictl = "SANDBOXPIN_CRICTL"
-
-// crictlBinary returns the crictl to run, skipping the test when there is
-// none, or failing it under SANDBOXPIN_REQUIRE_RUNTIMES=1, as containerdtest
-// does for containerd.
-func crictlBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv(envCrictl)
-	if bin == "" {
-		bin = filepath.Join(containerdtest.CacheDir(), "crictl", "v1.37.0", "crictl")
-	}
-	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: the tester names the binary to run
-		msg := "crictl not found at " + bin + ": run scripts/deps.sh as root, or set " + envCrictl
-		if os.Getenv(containerdtest.EnvRequire) == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
-}
-
 // liveImages are stored in every runtime besides the pause image.
 var liveImages = []string{"docker.io/library/busybox:1.36", "registry.k8s.io/coredns/coredns:v1.11.1"}
 
@@ -50,7 +27,7 @@ var liveImages = []string{"docker.io/library/busybox:1.36", "registry.k8s.io/cor
 // are the same both ways.
 func TestLiveCrictl(t *testing.T) {
 	t.Parallel()
-	crictl := crictlBinary(t)
+	crictl := containerdtest.Crictl(t)
 	tests := []struct {
 		name       string
 		version    containerdtest.Version

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,30 +20,8 @@ import (
 	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/kubeadmtest"
-	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
-
-// envCrictl names the crictl binary (scripts/deps.sh writes it into env.sh).
-const envCrictl = "SANDBOXPIN_CRICTL"
-
-// crictlBinary returns crictl (SANDBOXPIN_CRICTL, else the cri-tools
-// v1.37.0 that scripts/deps.sh builds into the cache), skipping the test
-// when it is missing, or failing it under SANDBOXPIN_REQUIRE_RUNTIMES=1.
-func crictlBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv(envCrictl)
-	if bin == "" {
-		bin = filepath.Join(containerdtest.CacheDir(), "crictl", "v1.37.0", "crictl")
-	}
-	runtimetest.Require(t, "crictl", func() (bool, string) {
-		if _, err := exec.LookPath(bin); err != nil {
-			return false, fmt.Sprintf("crictl: %v; run `bash scripts/deps.sh` as root, or set %s", err, envCrictl)
-		}
-		return true, ""
-	})
-	return bin
-}
 
 // statusBuilds are the builds TestLiveStatusSandboxImage compares, and
 // whether each reports config.sandboxImage: stock 2.4.2 does not
@@ -144,7 +121,7 @@ func crictlSandboxImage(t *testing.T, crictl, endpoint string) (string, bool) {
 // different image.
 func TestLiveStatusSandboxImage(t *testing.T) { //nolint:tparallel // the runs are parallel inside "runs", which must end before the table
 	kubeadmtest.Require(t)
-	crictl := crictlBinary(t)
+	crictl := containerdtest.Crictl(t)
 	t.Parallel()
 	_, kversion := kubeadmtest.Binary()
 	kubeadmImages := kubeadmtest.ImagesList(t, kubeadmtest.Config{KubernetesVersion: kversion})
