@@ -44,3 +44,27 @@ func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
 	}
 	return "", "", nil
 }
+
+// KubeletEndpoint returns the CRI endpoint the node's kubelet talks to, as
+// its command line says (the last --container-runtime-endpoint, read as
+// [Resolve] reads the kubelet's systemd unit, drop-ins and flag files), and
+// where it says so; "" when nothing does. On a node whose kubelet goes
+// through a CRI shim (deploy/systemd's drop-in) that is the shim's socket:
+// the endpoint whose Image.pinned the kubelet's image GC obeys. The
+// endpoint is as written: a path without "unix://" gets it. A malformed
+// unit or flag file is a *ConfigError.
+func KubeletEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
+	b := nodefs.NewBudget(context.Background(), fsys)
+	k, err := config.ReadKubelet(b.Source())
+	if err := b.First(err); err != nil {
+		return "", "", err
+	}
+	if k == nil || k.Endpoint == nil || k.Endpoint.Value == "" {
+		return "", "", nil
+	}
+	addr := k.Endpoint.Value
+	if !strings.Contains(addr, "://") {
+		addr = "unix://" + addr
+	}
+	return addr, k.Endpoint.Origin(), nil
+}
