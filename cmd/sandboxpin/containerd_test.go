@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 )
 
@@ -57,8 +58,55 @@ func TestFirstEndpoint(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/containerd"), 0o750))
 				require.NoError(t, os.WriteFile(filepath.Join(root, "etc/containerd/config.toml"), []byte(tt.config), 0o600))
 			}
-			got := firstEndpoint(os.DirFS(root), []string{"unix://" + filepath.Join(dir, "absent.sock"), "unix://" + def})
+			got := firstEndpoint(os.DirFS(root), "", []string{"unix://" + filepath.Join(dir, "absent.sock"), "unix://" + def})
 			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestFirstEndpointUnderRoot: with --root, the kubelet's socket comes first
+// (the shim's, after deploy/systemd's drop-in), every path is under the
+// root, and /var/run is /run.
+func TestFirstEndpointUnderRoot(t *testing.T) {
+	t.Parallel()
+	dropIn, err := os.ReadFile("../../deploy/systemd/kubelet-sandboxpin-shim.conf")
+	require.NoError(t, err)
+	const (
+		containerd = "run/containerd/containerd.sock"
+		shim       = "run/sandboxpin/shim.sock"
+		crio       = "run/crio/crio.sock"
+		// the kubelet's unit, as kubeadm's drop-in has its ExecStart
+		unit    = "usr/lib/systemd/system/kubelet.service"
+		kubeadm = "[Service]\nExecStart=/usr/bin/kubelet $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS\n"
+	)
+	tests := []struct {
+		name  string
+		files map[string]string // files under the root ("" for a socket's stand-in)
+		want  string            // under the root, "" for none
+	}{
+		{name: "nothing", files: map[string]string{}},
+		{name: "the default containerd socket", files: map[string]string{containerd: ""}, want: containerd},
+		{name: "CRI-O's default, /var/run as /run", files: map[string]string{crio: ""}, want: crio},
+		{name: "the shim's drop-in", files: map[string]string{containerd: "", shim: "", unit: kubeadm,
+			"etc/systemd/system/kubelet.service.d/20-sandboxpin-shim.conf": string(dropIn)}, want: shim},
+		{name: "the drop-in, the shim's socket gone", files: map[string]string{containerd: "", unit: kubeadm,
+			"etc/systemd/system/kubelet.service.d/20-sandboxpin-shim.conf": string(dropIn)}, want: containerd},
+		{name: "a socket on the host, not under the root", files: map[string]string{
+			"etc/containerd/config.toml": "version = 2\n[grpc]\naddress = '/proc/self/exe'\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			for name, body := range tt.files {
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o750))
+				require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(body), 0o600))
+			}
+			want := ""
+			if tt.want != "" {
+				want = "unix://" + filepath.Join(root, tt.want)
+			}
+			assert.Equal(t, want, firstEndpoint(os.DirFS(root), root, cri.DefaultEndpoints()))
 		})
 	}
 }

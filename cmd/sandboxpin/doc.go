@@ -34,11 +34,17 @@
 // says how to pull the image once and store it under both names.
 //
 // With no --root and no --runtime-endpoint, resolve and audit inspect the
-// real node: the files under / and the gRPC socket that containerd's config
-// names ([grpc] address in config versions 1–3, [plugins.
-// "io.containerd.server.v1.grpc"] address in version 4, which containerd 2.3
-// and later write), else the first of the default CRI sockets that exists
-// (containerd, CRI-O, cri-dockerd), as crictl does.
+// real node: the files under / and the first CRI socket that exists of the
+// kubelet's own (the last --container-runtime-endpoint of the command line
+// its systemd unit and drop-ins build: a CRI shim's socket when the kubelet
+// goes through one, whose Image.pinned its image GC obeys), the one
+// containerd's config names ([grpc] address in config versions 1–3,
+// [plugins."io.containerd.server.v1.grpc"] address in version 4, which
+// containerd 2.3 and later write), and the default CRI sockets (containerd,
+// CRI-O, cri-dockerd), as crictl does. With --root the same sockets are
+// looked for under the root (/var/run as /run): a node's root mounted in a
+// pod (deploy/kubernetes) is asked through its own sockets; a node image
+// has none, and is read offline.
 //
 // resolve reads containerd config versions 1 to 4 as the node's containerd
 // does: 2.0–2.2 ignore a sandbox_image under [plugins."io.containerd.grpc.v1.cri"]

@@ -116,7 +116,7 @@ func TestCommands(t *testing.T) {
 		{name: "check bad pattern", args: []string{"check", "--pin", "*", "x:1"}, wantCode: exitError, wantErrOut: []string{`pattern 0 "*"`}},
 		{name: "check bad image", args: []string{"check", "--pin", "x:1", "X"}, wantCode: exitError, wantErrOut: []string{"lowercase"}},
 		{name: "check no image", args: []string{"check", "--pin", "x:1"}, wantCode: exitError},
-		{name: "audit no socket", args: []string{"audit", "--root", sampleNode}, wantCode: exitError, wantErrOut: []string{"no CRI socket: none of unix:///run/containerd/containerd.sock, ", "--images FILE"}},
+		{name: "audit no socket", args: []string{"audit", "--root", sampleNode}, wantCode: exitError, wantErrOut: []string{"no CRI socket: neither the kubelet's nor containerd's configured socket exists", "--images FILE"}},
 		{name: "audit absent socket", args: []string{"audit", "--runtime-endpoint", "unix:///nonexistent/x.sock", "--root", sampleNode}, wantCode: exitError, wantErrOut: []string{"/nonexistent/x.sock"}},
 		{name: "version", args: []string{"version"}, wantCode: exitOK, wantOut: []string{"sandboxpin "}},
 	}

@@ -5,20 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/sandboxpin/sandboxpin/audit"
-	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 // errNoSocket is an audit that found no CRI socket to ask.
-var errNoSocket = fmt.Errorf("no CRI socket: none of %s exists, and no containerd config names another; "+
-	"give --runtime-endpoint URL, or --images FILE to audit offline", strings.Join(cri.DefaultEndpoints(), ", "))
+// It fits node-problem-detector's 256 bytes of plugin output
+// (deploy/node-problem-detector) after "UNKNOWN: the audit failed: ".
+var errNoSocket = errors.New("no CRI socket: neither the kubelet's nor containerd's configured socket exists, nor a default one " +
+	"(containerd's, CRI-O's, cri-dockerd's); give --runtime-endpoint URL, or --images FILE to audit offline")
 
 // nodeAudit is what one audit of a node found.
 type nodeAudit struct {

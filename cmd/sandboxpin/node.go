@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,8 +30,8 @@ type nodeFlags struct {
 }
 
 func (n *nodeFlags) register(fs *pflag.FlagSet, kubeadm bool) {
-	fs.StringVar(&n.root, "root", "", "the node's root file system `DIR`, read like a chroot (default /, and the default CRI sockets are asked)")
-	fs.StringVar(&n.endpoint, "runtime-endpoint", "", "the CRI socket `URL` to ask, unix:///path or /path (default, without --root: the socket the node's containerd config names, else the first default socket that exists)")
+	fs.StringVar(&n.root, "root", "", "the node's root file system `DIR`, read like a chroot (default /)")
+	fs.StringVar(&n.endpoint, "runtime-endpoint", "", "the CRI socket `URL` to ask, unix:///path or /path (default: the first that exists on the node, under --root: the kubelet's own --container-runtime-endpoint, the socket containerd's config names, the default sockets)")
 	fs.StringVar(&n.runtimeVersion, "runtime-version", "", "the runtime's `VERSION`, such as 2.3.7, for its built-in default, config rules and pinning; for cri-dockerd, whose socket reports Docker Engine's version, its own (as cri-dockerd --version prints it)")
 	if kubeadm {
 		fs.StringVar(&n.kubeadmVersion, "kubeadm-version", "", "the `VERSION` of the kubeadm that installs the node, such as v1.34.1")
@@ -39,32 +40,47 @@ func (n *nodeFlags) register(fs *pflag.FlagSet, kubeadm bool) {
 	}
 }
 
-// endpointToAsk returns the socket to ask: the flag, or with neither --root
-// nor --runtime-endpoint the one the node's containerd config names when it
-// exists, else the first default socket that exists, or "".
+// endpointToAsk returns the socket to ask: --runtime-endpoint, else the
+// first of these that exists on the node (under --root when given): the
+// kubelet's own (a CRI shim's, when the kubelet goes through one), the one
+// containerd's config names, the default sockets; "" when none does.
 func (n *nodeFlags) endpointToAsk() string {
-	if n.endpoint != "" || n.root != "" {
+	if n.endpoint != "" {
 		return n.endpoint
 	}
-	return firstEndpoint(resolve.DirFS("/"), cri.DefaultEndpoints())
+	return firstEndpoint(n.rootFS(), n.root, cri.DefaultEndpoints())
 }
 
-// firstEndpoint returns the gRPC socket that the containerd config under
-// root names ([grpc] address in config versions 1–3, the
-// io.containerd.server.v1.grpc plugin's address in version 4) when it
-// exists, else the first of defaults that exists, else "". A config that
-// cannot be read is passed over here; resolve reports it.
-func firstEndpoint(root fs.FS, defaults []string) string {
-	if ep, _, err := resolve.ContainerdEndpoint(root); err == nil {
-		if p, ok := strings.CutPrefix(ep, "unix://"); ok {
-			if _, err := os.Stat(p); err == nil {
-				return ep
-			}
+// firstEndpoint returns the first of these CRI sockets that exists: the
+// kubelet's (the last --container-runtime-endpoint of the command line its
+// systemd unit builds: the socket whose Image.pinned its image GC obeys,
+// a shim's in front of the runtime included), the one the containerd
+// config names ([grpc] address in config versions 1–3, the
+// io.containerd.server.v1.grpc plugin's address in version 4), then each of
+// defaults; "" when none exists. The node's files are read from root; with
+// dir (the --root directory) each socket's path is taken under dir, and
+// /var/run as /run, its usual link (a link inside dir could point off the
+// node). A file that cannot be read is passed over here; resolve reports it.
+func firstEndpoint(root fs.FS, dir string, defaults []string) string {
+	var endpoints []string
+	for _, find := range []func(fs.FS) (string, string, error){resolve.KubeletEndpoint, resolve.ContainerdEndpoint} {
+		if ep, _, err := find(root); err == nil && ep != "" {
+			endpoints = append(endpoints, ep)
 		}
 	}
-	for _, e := range defaults {
-		if _, err := os.Stat(strings.TrimPrefix(e, "unix://")); err == nil {
-			return e
+	for _, e := range append(endpoints, defaults...) {
+		p, ok := strings.CutPrefix(e, "unix://")
+		if !ok {
+			continue
+		}
+		if dir != "" {
+			if rest, ok := strings.CutPrefix(p, "/var/run/"); ok {
+				p = "/run/" + rest
+			}
+			p = filepath.Join(dir, p)
+		}
+		if _, err := os.Stat(p); err == nil {
+			return "unix://" + p
 		}
 	}
 	return ""
