@@ -205,11 +205,16 @@ func TestDaemonSet(t *testing.T) {
 		assert.Equal(t, "/host"+hp, m.MountPath, "%s mounts the host's %s at /host%s", m.Name, hp, hp)
 		mounted[hp] = true
 	}
-	for _, p := range []string{"/etc", "/var/lib/kubelet", "/var/lib/rancher", "/run/containerd", "/run/crio", "/run/k3s/containerd"} {
+	for _, p := range []string{"/etc", "/var/lib/kubelet", "/var/lib/rancher", "/run/containerd", "/run/crio", "/run/k3s/containerd", "/run/sandboxpin"} {
 		assert.True(t, mounted[p], "%s is mounted", p)
 	}
-	endpoint := argValue(t, c.Args, "--runtime-endpoint")
-	assert.True(t, socketMounted(strings.TrimPrefix(endpoint, "unix://"), c.VolumeMounts), "the socket %s is under a mount", endpoint)
+	// sandboxpin finds the socket under --root: the kubelet's (the shim's,
+	// after deploy/systemd's drop-in), containerd's, the defaults. Each must
+	// be under a mount.
+	assert.NotContains(t, strings.Join(c.Args, " "), "--runtime-endpoint")
+	for _, sock := range []string{"/run/sandboxpin/shim.sock", "/run/containerd/containerd.sock", "/run/crio/crio.sock", "/run/k3s/containerd/containerd.sock"} {
+		assert.True(t, socketMounted("/host"+sock, c.VolumeMounts), "the socket %s is under a mount", sock)
+	}
 }
 
 func TestPodMonitor(t *testing.T) {

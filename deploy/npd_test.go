@@ -128,7 +128,12 @@ func TestNPDConfig(t *testing.T) {
 	require.Len(t, ds.Spec.Template.Spec.Containers, 1)
 	ctr := ds.Spec.Template.Spec.Containers[0]
 	assert.Contains(t, ctr.Command, "--config.custom-plugin-monitor=/config/sandboxpin/"+filepath.Base(npdConfigPath))
-	assert.True(t, socketMounted(strings.TrimPrefix(argAfter(t, r.Args, "--runtime-endpoint"), "unix://"), ctr.VolumeMounts))
+	// sandboxpin finds the kubelet's socket (the shim's) or containerd's
+	// under --root.
+	assert.NotContains(t, r.Args, "--runtime-endpoint")
+	for _, sock := range []string{"/host/run/sandboxpin/shim.sock", "/host/run/containerd/containerd.sock"} {
+		assert.True(t, socketMounted(sock, ctr.VolumeMounts), sock)
+	}
 	var paths []string
 	for _, m := range ctr.VolumeMounts {
 		paths = append(paths, m.MountPath)
@@ -216,17 +221,19 @@ func TestNPDPluginLive(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
-			endpoint := "unix://" + filepath.Join(root, "run/containerd/containerd.sock")
 			if tt.version != 0 {
 				ctd := containerdtest.Start(t, tt.version, containerdtest.Options{
 					SandboxImage: stored,
 					Images:       []containerdtest.Image{{Names: []string{stored}}},
 				})
-				endpoint = ctd.Endpoint
+				// The socket where the node has it (a hard link reaches
+				// the same socket); the rule finds it there.
+				sock := filepath.Join(root, "run/containerd/containerd.sock")
+				require.NoError(t, os.MkdirAll(filepath.Dir(sock), 0o750))
+				require.NoError(t, os.Link(ctd.Socket, sock))
 			}
 			args := slices.Clone(rule.Args)
 			args[slices.Index(args, "--root")+1] = root
-			args[slices.Index(args, "--runtime-endpoint")+1] = endpoint
 
 			cmd := exec.Command(bin, args...)
 			var stdout, stderr bytes.Buffer

@@ -219,15 +219,14 @@ func TestExporterPod(t *testing.T) {
 	removePodsAtCleanup(t, ctrd.Endpoint)
 
 	// The node under root: containerd's config where the manifest's
-	// /host/etc mount finds it, and its socket where --runtime-endpoint
-	// says (a hard link reaches the same socket).
+	// /host/etc mount finds it, and its socket at the default path, where
+	// the exporter looks for it under /host (the manifest names none; a
+	// hard link reaches the same socket).
 	etc := filepath.Join(root, "etc", "containerd")
 	require.NoError(t, os.MkdirAll(etc, 0o750))
 	copyFile(t, filepath.Join(ctrd.Dir, "config.toml"), filepath.Join(etc, "config.toml"))
-	endpoint := flagOf(args, "runtime-endpoint")
-	sock, ok := strings.CutPrefix(endpoint, "unix:///host/")
-	require.True(t, ok, "--runtime-endpoint %q under /host", endpoint)
-	sock = filepath.Join(root, sock)
+	require.Empty(t, flagOf(args, "runtime-endpoint"), "the manifest names no socket")
+	sock := filepath.Join(root, "run/containerd/containerd.sock")
 	require.NoError(t, os.MkdirAll(filepath.Dir(sock), 0o750)) //nolint:gosec // G703: under the test's own temporary directory
 	require.NoError(t, os.Link(ctrd.Socket, sock))
 
@@ -274,7 +273,8 @@ func TestExporterPod(t *testing.T) {
 	bin, err := sandboxpinBinary()
 	require.NoError(t, err)
 	var stdout, stderr bytes.Buffer
-	audit := exec.Command(bin, "audit", "--runtime-endpoint", "unix://"+sock, "--root", root, "-o", "prometheus")
+	// As the exporter asks: the socket it finds under the root.
+	audit := exec.Command(bin, "audit", "--root", root, "-o", "prometheus")
 	audit.Stdout, audit.Stderr = &stdout, &stderr
 	err = audit.Run()
 	var exit *exec.ExitError
@@ -357,5 +357,5 @@ func TestStaticPodFromDaemonSet(t *testing.T) {
 	}
 	assert.NotEmpty(t, image)
 	assert.Equal(t, "serve", args[0])
-	assert.Equal(t, "unix:///host/run/containerd/containerd.sock", flagOf(args, "runtime-endpoint"))
+	assert.Empty(t, flagOf(args, "runtime-endpoint"), "the exporter finds the socket under --root")
 }
