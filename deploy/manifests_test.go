@@ -302,18 +302,6 @@ func metricNames(e parser.Expr) []string {
 	return names
 }
 
-// argValue returns the value of a --flag=value argument.
-func argValue(t *testing.T, args []string, flag string) string {
-	t.Helper()
-	for _, a := range args {
-		if v, ok := strings.CutPrefix(a, flag+"="); ok {
-			return v
-		}
-	}
-	t.Fatalf("no %s in %q", flag, args)
-	return ""
-}
-
 // socketMounted reports whether path lies under one of mounts.
 func socketMounted(path string, mounts []corev1.VolumeMount) bool {
 	for _, m := range mounts {
