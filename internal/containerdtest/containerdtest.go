@@ -174,6 +174,12 @@ type Options struct {
 	// ExtraTOML is appended to the config as is, such as a
 	// [plugins."io.containerd.grpc.v1.cri"] table in a version 3 file.
 	ExtraTOML string
+	// Wrap is a command that runs containerd: its words, then containerd's
+	// path and arguments (for example nsenter into a node's mount namespace,
+	// as internal/clustertest does; the shims and runc inherit it, so the
+	// pods' hostPath volumes resolve there). It must exec containerd, so that
+	// the signals of Stop reach it. Not with Offline.
+	Wrap []string
 }
 
 // Containerd is a running containerd.
@@ -190,6 +196,7 @@ type Containerd struct {
 	ctr     string
 	logPath string
 	offline bool
+	wrap    []string
 
 	// The running process, replaced by Restart.
 	bin    string
@@ -326,7 +333,7 @@ func Start(t testing.TB, v Version, opts Options) *Containerd {
 	if err != nil {
 		t.Fatalf("containerdtest: %v", err)
 	}
-	c.bin, c.logf, c.offline = bin, logf, opts.Offline
+	c.bin, c.logf, c.offline, c.wrap = bin, logf, opts.Offline, opts.Wrap
 	if err := c.start(); err != nil {
 		_ = logf.Close()
 		_ = os.RemoveAll(dir)
@@ -362,6 +369,9 @@ func (c *Containerd) start() error {
 		// so the signals of stop reach containerd itself.
 		cmd = exec.Command("unshare", "--net", "--", "/bin/sh", "-c", `ip link set lo up && exec "$@"`, "containerdtest",
 			c.bin, "--config", filepath.Join(c.Dir, "config.toml"))
+	}
+	if len(c.wrap) > 0 {
+		cmd = exec.Command(c.wrap[0], append(c.wrap[1:], c.bin, "--config", filepath.Join(c.Dir, "config.toml"))...)
 	}
 	cmd.Stdout, cmd.Stderr = c.logf, c.logf
 	if shim := c.Version.Shim(); shim != "" {

@@ -17,6 +17,13 @@ var bridgePlugins = []string{"bridge", "host-local", "portmap", "loopback"}
 // The bridge is made in the network namespace of the runtime, so a test
 // runs the runtime in one of its own ([Isolate]).
 func WriteCNI(confDir, binDir, pluginDir, stateDir string) error {
+	return WriteBridge(confDir, binDir, pluginDir, stateDir, "cni0", "10.88.0.0/16")
+}
+
+// WriteBridge is WriteCNI with the bridge's name and subnet: runtimes that
+// share a network namespace (internal/clustertest's nodes) each need their
+// own.
+func WriteBridge(confDir, binDir, pluginDir, stateDir, bridge, subnet string) error {
 	for _, p := range bridgePlugins {
 		if err := os.Symlink(filepath.Join(pluginDir, p), filepath.Join(binDir, p)); err != nil {
 			return fmt.Errorf("critesttest: CNI plugin: %w", err)
@@ -28,20 +35,20 @@ func WriteCNI(confDir, binDir, pluginDir, stateDir string) error {
   "plugins": [
     {
       "type": "bridge",
-      "bridge": "cni0",
+      "bridge": %q,
       "isGateway": true,
       "ipMasq": false,
       "ipam": {
         "type": "host-local",
         "dataDir": %q,
-        "ranges": [[{"subnet": "10.88.0.0/16"}]],
+        "ranges": [[{"subnet": %q}]],
         "routes": [{"dst": "0.0.0.0/0"}]
       }
     },
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
-`, stateDir)
+`, bridge, stateDir, subnet)
 	if err := os.WriteFile(filepath.Join(confDir, "10-critest.conflist"), []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("critesttest: CNI config: %w", err)
 	}
