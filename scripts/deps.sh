@@ -36,6 +36,17 @@ CONTAINERD_2_4_VERSION=v2.4.2
 CRIO_VERSION=v1.36.3
 KUBEADM_VERSION=v1.37.2
 KUBELET_VERSION=v1.37.2
+# The control plane of the cluster test (issue 39): kube-apiserver,
+# kube-controller-manager, kube-scheduler and kubectl from the kubelet's
+# release, and etcd at the version k8s.io/kubernetes requires of
+# go.etcd.io/etcd/server/v3 (v3.7.0 at v1.37.2, which is kubeadm's
+# DefaultEtcdVersion 3.7.0-0 in cmd/kubeadm/app/constants/constants.go).
+CONTROL_PLANE_VERSION=$KUBELET_VERSION
+# The Prometheus Operator: v0.85.0 is the newest release of its root module
+# (the operator and its CRDs) that the module proxy serves; deploy/go.mod's
+# pkg/apis/monitoring v0.95.2 only decodes the manifests in unit tests.
+PROMETHEUS_OPERATOR_VERSION=v0.85.0
+KUBE_STATE_METRICS_VERSION=v2.20.0
 # promtool runs the alert rules' unit tests: Prometheus 3.15.1, whose module
 # version is v0.315.1 (VERSION in the module), the release deploy/go.mod
 # parses the rules with; its go.mod declares go 1.26.0.
@@ -191,21 +202,28 @@ build_prometheus_cmd() {
 	touch "$dir/.done"
 }
 
-# build_k8s CMD VERSION: k8s.io/kubernetes/cmd/CMD at VERSION into
-# $CACHE/CMD/VERSION (kubeadm, kubelet).
-build_k8s() {
-	local cmd=$1 version=$2 dir src gomod minor staging=()
-	dir=$CACHE/$cmd/$version
-	done_in "$dir" && return 0
-	src=$CACHE/src/$cmd-$version
+# k8s_scratch DIR VERSION: a scratch module in DIR that requires
+# k8s.io/kubernetes at VERSION, each ./staging module of kubernetes' own
+# go.mod replaced with the published v0.MINOR.PATCH, as importers of
+# k8s.io/kubernetes do.
+k8s_scratch() {
+	local src=$1 version=$2 gomod m staging=()
 	scratch "$src" "k8s.io/kubernetes@$version"
-	# Replace each ./staging module of kubernetes' own go.mod with the
-	# published v0.MINOR.PATCH, as importers of k8s.io/kubernetes do.
 	gomod=$(cd "$src" && go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
 	while read -r m; do
 		staging+=("-replace=$m=$m@v0.${version#v1.}")
 	done < <(sed -n 's/^[[:space:]]*\(k8s\.io\/[^ ]*\) => \.\/staging.*/\1/p' "$gomod")
 	(cd "$src" && go mod edit "${staging[@]}")
+}
+
+# build_k8s CMD VERSION: k8s.io/kubernetes/cmd/CMD at VERSION into
+# $CACHE/CMD/VERSION (kubeadm, kubelet).
+build_k8s() {
+	local cmd=$1 version=$2 dir src minor
+	dir=$CACHE/$cmd/$version
+	done_in "$dir" && return 0
+	src=$CACHE/src/$cmd-$version
+	k8s_scratch "$src" "$version"
 	printf '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/%s"\n' "$cmd" >"$src/tools.go"
 	minor=${version#v1.}
 	minor=${minor%%.*}
@@ -216,6 +234,50 @@ build_k8s() {
 		go build -trimpath -ldflags "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
 			-o "$dir/$cmd" "k8s.io/kubernetes/cmd/$cmd")
 	touch "$dir/.done"
+}
+
+# build_control_plane: kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl and etcd (go.etcd.io/etcd/server/v3, whose
+# binary go names "server") into $CACHE/control-plane/VERSION, from one
+# scratch module and one go build, so that they share its compiled packages.
+build_control_plane() {
+	local version=$CONTROL_PLANE_VERSION dir src minor pkgs=() c
+	dir=$CACHE/control-plane/$version
+	done_in "$dir" && return 0
+	src=$CACHE/src/control-plane-$version
+	k8s_scratch "$src" "$version"
+	for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+	pkgs+=(go.etcd.io/etcd/server/v3)
+	{ printf '//go:build tools\n\npackage tools\n\nimport (\n'; printf '\t_ "%s"\n' "${pkgs[@]}"; printf ')\n'; } >"$src/tools.go"
+	minor=${version#v1.}
+	minor=${minor%%.*}
+	(cd "$src" && GOFLAGS=-mod=mod go mod tidy && mkdir -p "$dir" &&
+		go build -trimpath -ldflags "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
+			-o "$dir/" "${pkgs[@]}" && mv "$dir/server" "$dir/etcd")
+	touch "$dir/.done"
+}
+
+# build_prometheus_operator: the operator (cmd/operator) at
+# $PROMETHEUS_OPERATOR_VERSION, and its CRDs (example/prometheus-operator-crd
+# of the same module) beside it. Its go.mod replaces its two nested modules
+# with directories; the scratch module takes their releases of the same tag.
+build_prometheus_operator() {
+	local version=$PROMETHEUS_OPERATOR_VERSION dir src m=github.com/prometheus-operator/prometheus-operator
+	dir=$CACHE/prometheus-operator/$version
+	done_in "$dir" && return 0
+	src=$CACHE/src/prometheus-operator-$version
+	scratch "$src" "$m@$version" -require="$m/pkg/apis/monitoring@$version" -require="$m/pkg/client@$version"
+	printf '//go:build tools\n\npackage tools\n\nimport _ "%s/cmd/operator"\n' "$m" >"$src/tools.go"
+	(cd "$src" && GOFLAGS=-mod=mod go mod tidy && mkdir -p "$dir/crds" &&
+		go build -trimpath -ldflags "-X github.com/prometheus/common/version.Version=${version#v}" -o "$dir/operator" "$m/cmd/operator" &&
+		cp "$(go list -m -f '{{.Dir}}' "$m")"/example/prometheus-operator-crd/*.yaml "$dir/crds/" && chmod u+w "$dir"/crds/*)
+	touch "$dir/.done"
+}
+
+# build_kube_state_metrics: k8s.io/kube-state-metrics/v2 at
+# $KUBE_STATE_METRICS_VERSION (its main package is the module's root).
+build_kube_state_metrics() {
+	goinstall "$CACHE/kube-state-metrics/$KUBE_STATE_METRICS_VERSION" "" "k8s.io/kube-state-metrics/v2@$KUBE_STATE_METRICS_VERSION"
 }
 
 # build_cridockerd VERSION: github.com/Mirantis/cri-dockerd at VERSION into
@@ -252,13 +314,29 @@ build_critest() {
 	touch "$dir/.done"
 }
 
-# build_kubernetes: kubeadm, then the kubelet (the same k8s.io/kubernetes
-# packages), then kubeadm with contrib/kubeadm's patches (issues 31 and 40),
-# which the stock builds' cache serves.
+# build_kubernetes: kubeadm, then the kubelet and the control plane (the
+# same k8s.io/kubernetes packages), then kubeadm with contrib/kubeadm's
+# patches (issues 31 and 40), which the stock builds' cache serves.
 build_kubernetes() {
 	build_k8s kubeadm "$KUBEADM_VERSION"
 	build_k8s kubelet "$KUBELET_VERSION"
+	build_control_plane
 	build_kubeadm_patched
+}
+
+# build_prometheus_all: promtool, and as root the server of the same module
+# (they share most packages) for internal/clustertest and
+# scripts/fleet-sim.sh.
+build_prometheus_all() {
+	build_promtool
+	[ "${root:-0}" = 0 ] || build_prometheus
+}
+
+# build_monitoring: the Prometheus Operator and kube-state-metrics, for
+# internal/clustertest (issue 39).
+build_monitoring() {
+	build_prometheus_operator
+	build_kube_state_metrics
 }
 
 # build_kubeadm_patched: contrib/kubeadm (issue 40): compare.patch alone,
@@ -347,11 +425,11 @@ job golangci-lint goinstall "$CACHE/golangci-lint/$GOLANGCI_LINT_VERSION" "" \
 
 job apidiff goinstall "$CACHE/apidiff/$APIDIFF_VERSION" "" "golang.org/x/exp/cmd/apidiff@$APIDIFF_VERSION"
 
-# promtool is a tool too: deploy's rule tests run it as any user.
-job promtool build_promtool
-
 root=0
 [ "$(id -u)" = 0 ] && [ "${1:-}" != tools ] && root=1
+
+# promtool is a tool too: deploy's rule tests run it as any user.
+job promtool build_prometheus_all
 if [ "$root" = 1 ]; then
 	missing=""
 	for p in $DEBIAN_PACKAGES; do
@@ -369,6 +447,7 @@ if [ "$root" = 1 ]; then
 	# two go commands that compile the same package at once both do the
 	# work. The longest first, so that the short ones fill the gaps.
 	job kubernetes build_kubernetes
+	job monitoring build_monitoring
 	job crio build_crio
 	job containerd build_containerd_all
 	job cri-dockerd build_cridockerd_all
@@ -415,6 +494,11 @@ wait_all
 		echo "export SANDBOXPIN_KUBEADM_PATCHED_COMPARE='$CACHE/kubeadm-patched-compare/$KUBEADM_VERSION/kubeadm'"
 		echo "export SANDBOXPIN_KUBELET='$CACHE/kubelet/$KUBELET_VERSION/kubelet'"
 		echo "export SANDBOXPIN_KUBELET_VERSION='$KUBELET_VERSION'"
+		# internal/clustertest (issue 39)
+		echo "export SANDBOXPIN_CONTROL_PLANE='$CACHE/control-plane/$CONTROL_PLANE_VERSION'"
+		echo "export SANDBOXPIN_PROMETHEUS='$CACHE/prometheus/$PROMETHEUS_VERSION/prometheus'"
+		echo "export SANDBOXPIN_PROMETHEUS_OPERATOR='$CACHE/prometheus-operator/$PROMETHEUS_OPERATOR_VERSION'"
+		echo "export SANDBOXPIN_KUBE_STATE_METRICS='$CACHE/kube-state-metrics/$KUBE_STATE_METRICS_VERSION/kube-state-metrics'"
 		echo "export SANDBOXPIN_DOCKERD='$(command -v dockerd || echo /usr/sbin/dockerd)'"
 		# Debian's client, not another docker earlier in PATH
 		echo "export SANDBOXPIN_DOCKER='/usr/bin/docker'"

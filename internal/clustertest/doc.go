@@ -1,0 +1,23 @@
+// Package clustertest runs a real Kubernetes cluster for tests, as processes
+// on temporary files: etcd, kube-apiserver (TLS, RBAC and the Node
+// authorizer, the default admission plugins with Pod Security),
+// kube-controller-manager and kube-scheduler, with certificates and
+// kubeconfigs from kubeadm's own phases (`kubeadm init phase certs` and
+// `kubeconfig`), and nodes: a kubelet and a containerd each, in a mount
+// namespace of the node's own (its /etc, /var/lib/kubelet, /run), so that a
+// DaemonSet's hostPath volumes see that node's files and sockets at their
+// usual paths. Beside them it runs the Prometheus Operator, a Prometheus
+// server on the configuration the operator generates, and
+// kube-state-metrics, all against the cluster's API server.
+//
+// Everything is built by scripts/deps.sh (as root) into
+// $SANDBOXPIN_CACHE; the environment variables of Env name other builds.
+// The cluster needs root, a network namespace of the test's own
+// (critesttest.Isolate: the API server advertises an address that Start
+// adds to its loopback interface, and the nodes' CNI bridges live there) and
+// the Debian tools util-linux (unshare, nsenter, mount) and iproute2.
+//
+// Nothing leaves the test's network namespace: no component is given an
+// address outside it, and kubeadm's phases get --kubernetes-version so that
+// they look nothing up.
+package clustertest
