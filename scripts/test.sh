@@ -17,8 +17,11 @@
 # conmon, runc, skopeo, Docker Engine, busybox-static and the CNI plugins
 # from Debian and builds containerd 1.7/2.2/2.3/2.4 (and 2.4's
 # containerd-shim-runc-v2), CRI-O, cri-dockerd 0.3.14 and 0.4.4, kubeadm,
-# the kubelet, ctr, crictl and critest from the Go module proxy into
-# $SANDBOXPIN_CACHE; the live tests then FAIL when a runtime is missing.
+# the kubelet, the control plane (etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubectl), the Prometheus server
+# and Operator, kube-state-metrics, ctr, crictl and critest from the Go
+# module proxy into $SANDBOXPIN_CACHE; the live tests then FAIL when a
+# runtime is missing.
 # Without root they skip with a message. Environment:
 #   SANDBOXPIN_CACHE               build cache (default ~/.cache/sandboxpin)
 #   SANDBOXPIN_REQUIRE_RUNTIMES    1 (default as root) or 0
