@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/critesttest"
+	"github.com/sandboxpin/sandboxpin/internal/kubelettest"
 )
 
 // NodeOptions configure a node.
@@ -73,19 +74,6 @@ for f in $d/sysctl/*; do mount --bind "$f" "/proc/sys/$(basename "$f" | tr . /)"
 echo ready
 exec sleep infinity`
 
-// kernelTunables are the settings the kubelet sets on start unless they
-// already hold these values (setupKernelTunables in
-// pkg/kubelet/cm/container_manager_linux.go at v1.37.2); the node's
-// namespace covers each with a file that holds it, so the host keeps its own.
-var kernelTunables = map[string]string{
-	"vm/overcommit_memory":      "1",
-	"vm/panic_on_oom":           "0",
-	"kernel/panic":              "10",
-	"kernel/panic_on_oops":      "1",
-	"kernel/keys/root_maxkeys":  "1000000",
-	"kernel/keys/root_maxbytes": "25000000",
-}
-
 // StartNode starts a node of cp: its namespace, containerd (with the pause
 // image and the CNI bridge) and the kubelet, registered with the API
 // server. It does not wait for the Node to be Ready.
@@ -102,7 +90,9 @@ func (cp *ControlPlane) StartNode(t testing.TB, opts NodeOptions) *Node {
 			t.Fatalf("clustertest: %v", err)
 		}
 	}
-	for name, value := range kernelTunables {
+	// The node's namespace covers each setting the kubelet would change
+	// with a file that holds its value, so the host keeps its own.
+	for name, value := range kubelettest.KernelTunables() {
 		if err := os.WriteFile(filepath.Join(dir, "sysctl", strings.ReplaceAll(name, "/", ".")), []byte(value+"\n"), 0o644); err != nil { //nolint:gosec // G306: read by the kubelet as /proc/sys
 			t.Fatalf("clustertest: %v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,11 +139,15 @@ func Require(t testing.TB) {
 	runtimetest.Require(t, "kubelet", Available)
 }
 
-// kernelTunables are the settings the kubelet sets on start unless they
+// KernelTunables returns the settings the kubelet sets on start unless they
 // already hold these values (setupKernelTunables in
 // pkg/kubelet/cm/container_manager_linux.go, values from
 // k8s.io/component-helpers/node/util/sysctl, both at v1.37.2), as paths
-// under /proc/sys.
+// under /proc/sys. A harness covers each with a file that holds the value,
+// in the kubelet's mount namespace, so the host keeps its own.
+func KernelTunables() map[string]string { return maps.Clone(kernelTunables) }
+
+// kernelTunables are KernelTunables.
 var kernelTunables = map[string]string{
 	"vm/overcommit_memory":      "1",
 	"vm/panic_on_oom":           "0",
