@@ -108,18 +108,48 @@ func flagOf(args []string, name string) string {
 // findProcess returns the pid of a process whose command line (arguments
 // joined by spaces) is cmdline.
 func findProcess(cmdline string) (int, bool) {
+	return findChild(cmdline, "")
+}
+
+// findChild is findProcess for a process whose parent's command line
+// contains parent ("" for any parent): an exporter pod's process under the
+// shim of the test's own containerd, whose command line names its socket
+// (other tests, such as TestCluster, run the same command line at once).
+func findChild(cmdline, parent string) (int, bool) {
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
+		if err != nil || cmdlineOf(pid) != cmdline {
+			continue
+		}
+		if parent == "" {
+			return pid, true
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err == nil && strings.TrimRight(strings.ReplaceAll(string(b), "\x00", " "), " ") == cmdline {
+		// pid (comm) state ppid ...: comm may hold spaces; it ends at the
+		// last ')'.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(f[1]); err == nil && strings.Contains(cmdlineOf(ppid), parent) {
 			return pid, true
 		}
 	}
 	return 0, false
+}
+
+// cmdlineOf returns the command line of process pid, its arguments joined
+// by spaces, or "".
+func cmdlineOf(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(strings.ReplaceAll(string(b), "\x00", " "), " ")
 }
 
 // getInNetns fetches url from inside the network namespace of process pid.
@@ -246,7 +276,7 @@ func TestExporterPod(t *testing.T) {
 		pid     int
 	)
 	for {
-		if p, ok := findProcess(cmdline); ok {
+		if p, ok := findChild(cmdline, ctrd.Socket); ok {
 			pid = p
 			if metrics, err = getInNetns(ctx, p, "http://127.0.0.1:"+port+"/metrics"); err == nil && len(seriesOf(metrics, "sandboxpin_audit_success")) > 0 {
 				break
