@@ -89,18 +89,12 @@ step "go test -race -shuffle=on, per module"
 # them all at once, not GOMAXPROCS at a time, and beside the other modules'
 # tests (its output follows theirs).
 internal_log=$(mktemp)
-cluster_log=$(mktemp)
 internal_pid=""
 if printf '%s\n' $modules | grep -qx ./internal; then
-	# Sessions of their own, so that a failure elsewhere stops them whole.
+	# A session of its own, so that a failure elsewhere stops it whole.
 	(cd internal && exec setsid go test -race -shuffle=on -timeout 20m -parallel 24 -skip '^TestCluster$' ./...) >"$internal_log" 2>&1 &
 	internal_pid=$!
-	# The cluster test (issue 39) beside them, with -v: its log is what it
-	# shows (kubectl get nodes,pods, Prometheus' targets, the alerts before
-	# and after the fix).
-	(cd internal && exec setsid go test -race -timeout 20m -run '^TestCluster$' -v ./kubelettest) >"$cluster_log" 2>&1 &
-	cluster_pid=$!
-	trap 'kill -- "-$internal_pid" "-$cluster_pid" 2>/dev/null || true' EXIT
+	trap 'kill -- "-$internal_pid" 2>/dev/null || true' EXIT
 fi
 # The release rehearsal (HEAD's commit, not uncommitted changes) beside them.
 rehearsal_log=$(mktemp)
@@ -110,15 +104,25 @@ for m in $modules; do
 	[ "$m" = ./internal ] && continue
 	(cd "$m" && go test -race -shuffle=on -timeout 20m ./...)
 done
+cluster_pid=""
+cluster_log=$(mktemp)
 if [ -n "$internal_pid" ]; then
-	rc=0 crc=0
+	rc=0
 	wait "$internal_pid" || rc=$?
-	wait "$cluster_pid" || crc=$?
 	trap - EXIT
-	cat "$internal_log" "$cluster_log"
-	rm -f "$internal_log" "$cluster_log"
+	cat "$internal_log"
+	rm -f "$internal_log"
 	[ "$rc" = 0 ] || exit "$rc"
-	[ "$crc" = 0 ] || exit "$crc"
+	# The cluster test (issue 39: a control plane, two nodes, Prometheus)
+	# after them, not beside them: on two cores its dozen servers beside
+	# internal's kubelet rows made a containerd miss its 60 s start (CI).
+	# It runs beside the steps below, which only compile (not timed) or
+	# fuzz for a fixed time, and with -v: its log is what it shows
+	# (kubectl get nodes,pods, Prometheus' targets, the alerts before and
+	# after the fix).
+	(cd internal && exec setsid go test -race -timeout 20m -run '^TestCluster$' -v ./kubelettest) >"$cluster_log" 2>&1 &
+	cluster_pid=$!
+	trap 'kill -- "-$cluster_pid" 2>/dev/null || true' EXIT
 fi
 step "release rehearsal (scripts/release.sh rehearse)"
 rc=0
@@ -161,13 +165,26 @@ if [ "$FUZZTIME" != 0 ]; then
 	echo "$fuzzgo"
 	for m in $modules; do
 		cd "$top/$m"
-		for p in $(go list ./...); do
-			for f in $(go test -list '^Fuzz' "$p" | grep '^Fuzz' || true); do
-				echo "-- $p $f"
-				GOTOOLCHAIN=$FUZZ_GOTOOLCHAIN go test -run='^$' -fuzz="^$f\$" -fuzztime="$FUZZTIME" -fuzzminimizetime=5s "$p"
+		# The targets from each package's test files (go test -list would
+		# build every package's test binary once more, without -race).
+		go list -f '{{.ImportPath}} {{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}' ./... |
+			while read -r p dir files; do
+				[ -n "$files" ] || continue
+				for f in $(cd "$dir" && sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*\*testing\.F).*/\1/p' $files); do
+					echo "-- $p $f"
+					GOTOOLCHAIN=$FUZZ_GOTOOLCHAIN go test -run='^$' -fuzz="^$f\$" -fuzztime="$FUZZTIME" -fuzzminimizetime=5s "$p" </dev/null
+				done
 			done
-		done
 	done
 	cd "$top"
+fi
+if [ -n "$cluster_pid" ]; then
+	step "the cluster test (TestCluster, started after internal's tests)"
+	rc=0
+	wait "$cluster_pid" || rc=$?
+	trap - EXIT
+	cat "$cluster_log"
+	rm -f "$cluster_log"
+	[ "$rc" = 0 ] || exit "$rc"
 fi
 step "all passed"
