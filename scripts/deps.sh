@@ -51,6 +51,14 @@ KUBE_STATE_METRICS_VERSION=v2.20.0
 # version is v0.315.1 (VERSION in the module), the release deploy/go.mod
 # parses the rules with; its go.mod declares go 1.26.0.
 PROMETHEUS_VERSION=v0.315.1
+# Prometheus' own build tags for a build with only some service discovery
+# plugins (plugins/plugin_*.go at v0.315.1: `//go:build !remove_all_sd ||
+# enable_NAME_sd`; file and http discovery are always in, plugins/minimum.go):
+# the cluster test's scrape configuration uses kubernetes_sd_configs and
+# static_configs, scripts/fleet-sim.sh file_sd_configs. The other 25 bring
+# 240 of the server's 1,507 packages (go list -deps), the cloud providers'
+# SDKs among them, some of the largest packages the build compiles.
+PROMETHEUS_TAGS="remove_all_sd enable_kubernetes_sd"
 # cri-dockerd: the oldest release the module proxy serves and the newest
 # (issue 20: v0.3.14, v0.3.17, v0.4.0, v0.4.3 and v0.4.4 download; v0.4.1,
 # v0.4.2, v0.3.15, v0.3.16, v0.3.18-v0.3.21, v0.3.13 and older are refused).
@@ -185,10 +193,11 @@ build_prometheus() { build_prometheus_cmd prometheus; }
 # $PROMETHEUS_VERSION into $CACHE/CMD/$PROMETHEUS_VERSION. Its go.mod has
 # exclude and replace directives, which `go install` refuses: repeat them in
 # a scratch module. The version stamp is the one its .promu.yml sets
-# (`promtool --version`).
+# (`promtool --version`). Only the service discoveries the tests use are
+# built in (PROMETHEUS_TAGS); a build with other tags is redone.
 build_prometheus_cmd() {
 	local cmd=$1 dir=$CACHE/$1/$PROMETHEUS_VERSION src
-	done_in "$dir" && return 0
+	[ "$(cat "$dir/.done" 2>/dev/null)" = "$PROMETHEUS_TAGS" ] && return 0
 	src=$CACHE/src/$cmd-$PROMETHEUS_VERSION
 	scratch "$src" "github.com/prometheus/prometheus@$PROMETHEUS_VERSION" \
 		-exclude=github.com/linode/linodego@v1.0.0 \
@@ -197,9 +206,9 @@ build_prometheus_cmd() {
 		-replace=cloud.google.com/go=cloud.google.com/go@v0.123.0
 	printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/prometheus/prometheus/cmd/%s"\n' "$cmd" >"$src/tools.go"
 	(cd "$src" && GOFLAGS=-mod=mod go mod tidy && mkdir -p "$dir" &&
-		go build -trimpath -ldflags "-X github.com/prometheus/common/version.Version=$(cat "$(go list -m -f '{{.Dir}}' github.com/prometheus/prometheus)/VERSION")" \
+		go build -trimpath -tags "$PROMETHEUS_TAGS" -ldflags "-X github.com/prometheus/common/version.Version=$(cat "$(go list -m -f '{{.Dir}}' github.com/prometheus/prometheus)/VERSION")" \
 			-o "$dir/$cmd" "github.com/prometheus/prometheus/cmd/$cmd")
-	touch "$dir/.done"
+	echo "$PROMETHEUS_TAGS" >"$dir/.done"
 }
 
 # k8s_scratch DIR VERSION: a scratch module in DIR that requires
@@ -314,6 +323,13 @@ build_critest() {
 	touch "$dir/.done"
 }
 
+# build_cri_tools: critest, then crictl (the same module at the same
+# version, so its packages come from the build cache).
+build_cri_tools() {
+	build_critest
+	goinstall "$CACHE/crictl/$CRICTL_VERSION" "" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
+}
+
 # build_kubernetes: kubeadm, then the kubelet and the control plane (the
 # same k8s.io/kubernetes packages), then kubeadm with contrib/kubeadm's
 # patches (issues 31 and 40), which the stock builds' cache serves.
@@ -393,7 +409,13 @@ job() {
 	local name=$1
 	shift
 	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
-	("$@") >"$CACHE/logs/$name.log" 2>&1 &
+	# Its wall and CPU time on this script's output (fd 3), for the cold
+	# run's budget.
+	(
+		start=$SECONDS
+		trap 'rc=$?; times >"$CACHE/logs/$name.times"; log "$name: $((SECONDS - start)) s, CPU (user, system) $(tail -n 1 "$CACHE/logs/$name.times") (exit $rc)" >&3' EXIT
+		"$@"
+	) 3>&1 >"$CACHE/logs/$name.log" 2>&1 &
 	pids+=("$!") names+=("$name")
 }
 
@@ -451,8 +473,7 @@ if [ "$root" = 1 ]; then
 	job crio build_crio
 	job containerd build_containerd_all
 	job cri-dockerd build_cridockerd_all
-	job critest-$CRITEST_VERSION build_critest
-	job crictl-$CRICTL_VERSION goinstall "$CACHE/crictl/$CRICTL_VERSION" "" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
+	job cri-tools build_cri_tools
 fi
 wait_all
 [ "$failed" = 0 ] || exit 1
