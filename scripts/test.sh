@@ -11,7 +11,8 @@
 #   HEAD tagged in a temporary clone, installed and imported through a
 #   file-system module proxy, the artifacts built twice and compared),
 #   the upstream tests of each contrib patch (contrib/*/test.sh),
-#   and a short run of every Fuzz target.
+#   and a short run of every Fuzz target; the cluster test (internal's
+#   TestCluster) runs beside these last steps, after the other live tests.
 #
 # As root (CI, a disposable VM) scripts/deps.sh installs containerd 1.6,
 # conmon, runc, skopeo, Docker Engine, busybox-static and the CNI plugins
