@@ -105,9 +105,17 @@ func TestSignals(t *testing.T) { //nolint:tparallel // the cases are timed: one 
 				r, w, err := os.Pipe()
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = r.Close(); _ = w.Close() })
-				cmd.Stdout = w // never read: the writes block once the pipe is full
+				cmd.Stdout = w
+				// Only the first byte is read: it shows the command past its
+				// start (its signal handler set; a timer did not, on a loaded
+				// CI machine: SIGTERM came first and killed it), and its
+				// writes block once the pipe is full.
 				ready := make(chan struct{})
-				time.AfterFunc(500*time.Millisecond, func() { close(ready) })
+				go func() {
+					if _, err := r.Read(make([]byte, 1)); err == nil {
+						close(ready)
+					}
+				}()
 				return cmd, ready
 			},
 		},
