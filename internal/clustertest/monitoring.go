@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
 // Client is a TLS client identity of the cluster's admin, in files, for
@@ -165,20 +167,7 @@ func (cp *ControlPlane) StartPrometheus(t testing.TB, config string, rules map[s
 // get returns the body of a GET of path, or an error for a status other
 // than 200.
 func (p *Prometheus) get(ctx context.Context, path string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+path, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
-	}
-	return string(b), err
+	return runtimetest.Get(ctx, http.DefaultClient, p.URL+path)
 }
 
 // Get returns the body of GET path (such as /api/v1/targets).

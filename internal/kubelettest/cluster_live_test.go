@@ -3,6 +3,7 @@ package kubelettest_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/sandboxpin/sandboxpin/internal/clustertest"
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/critesttest"
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
 // The cluster's nodes: containerd 1.6.20, which never pins, and 2.4.2,
@@ -291,7 +293,9 @@ func waitMetrics(t *testing.T, url string) string {
 	t.Helper()
 	var body string
 	require.Eventually(t, func() bool {
-		b, err := getInNetns(t.Context(), os.Getpid(), url)
+		// The test runs in the cluster's network namespace
+		// (critesttest.Isolate), where the pods' addresses are routed.
+		b, err := runtimetest.Get(t.Context(), http.DefaultClient, url)
 		body = b
 		return err == nil && len(seriesOf(b, "sandboxpin_audit_success")) > 0
 	}, 2*time.Minute, time.Second, "%s", url)

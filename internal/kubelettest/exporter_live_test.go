@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
@@ -152,55 +149,6 @@ func cmdlineOf(pid int) string {
 	return strings.TrimRight(strings.ReplaceAll(string(b), "\x00", " "), " ")
 }
 
-// getInNetns fetches url from inside the network namespace of process pid.
-func getInNetns(ctx context.Context, pid int, url string) (string, error) {
-	client := &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			type result struct {
-				conn net.Conn
-				err  error
-			}
-			ch := make(chan result, 1)
-			go func() {
-				// The thread enters the namespace and is never given back
-				// (the goroutine ends locked to it): no other goroutine runs
-				// there.
-				runtime.LockOSThread()
-				fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/net", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-				if err != nil {
-					ch <- result{err: err}
-					return
-				}
-				defer unix.Close(fd)
-				if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-					ch <- result{err: err}
-					return
-				}
-				var d net.Dialer
-				conn, err := d.DialContext(ctx, network, addr)
-				ch <- result{conn, err}
-			}()
-			r := <-ch
-			return r.conn, r.err
-		},
-		DisableKeepAlives: true,
-	}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return string(b), err
-}
-
 // seriesOf returns the lines of an exposition that are samples of name.
 func seriesOf(exposition, name string) []string {
 	var out []string
@@ -278,7 +226,7 @@ func TestExporterPod(t *testing.T) {
 	for {
 		if p, ok := findChild(cmdline, ctrd.Socket); ok {
 			pid = p
-			if metrics, err = getInNetns(ctx, p, "http://127.0.0.1:"+port+"/metrics"); err == nil && len(seriesOf(metrics, "sandboxpin_audit_success")) > 0 {
+			if metrics, err = kubelettest.GetInNetns(ctx, p, "http://127.0.0.1:"+port+"/metrics"); err == nil && len(seriesOf(metrics, "sandboxpin_audit_success")) > 0 {
 				break
 			}
 		}

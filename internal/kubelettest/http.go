@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
 // ReadOnlyPort is the kubelet's read-only HTTP port (readOnlyPort), on
@@ -31,32 +32,25 @@ func (k *Kubelet) Get(ctx context.Context, path string) (string, error) {
 	if k.cmd == nil || k.cmd.Process == nil {
 		return "", errors.New("kubelettest: the kubelet is not running")
 	}
-	pid := k.cmd.Process.Pid
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	body, err := GetInNetns(ctx, k.cmd.Process.Pid, "http://127.0.0.1:"+strconv.Itoa(ReadOnlyPort)+path)
+	if err != nil {
+		return "", fmt.Errorf("kubelettest: %w", err)
+	}
+	return body, nil
+}
+
+// GetInNetns returns the body of a GET of url from inside the network
+// namespace of process pid (a pod's, a kubelet's).
+func GetInNetns(ctx context.Context, pid int, url string) (string, error) {
 	client := &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return dialInNetns(ctx, pid, network, addr)
 		},
 		DisableKeepAlives: true,
 	}}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+strconv.Itoa(ReadOnlyPort)+path, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("kubelettest: GET %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return "", fmt.Errorf("kubelettest: GET %s: %w", path, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("kubelettest: GET %s: %s: %s", path, resp.Status, body)
-	}
-	return string(body), nil
+	return runtimetest.Get(ctx, client, url)
 }
 
 // dialInNetns dials addr from inside the network namespace of process pid.

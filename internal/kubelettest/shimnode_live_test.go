@@ -3,7 +3,6 @@ package kubelettest_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -126,20 +125,7 @@ func (s *shimProcess) stop() {
 func (s *shimProcess) scrape(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.metrics+"/metrics", nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET /metrics of the shim: %s", resp.Status)
-	}
-	return string(b), err
+	return runtimetest.Get(ctx, http.DefaultClient, "http://"+s.metrics+"/metrics")
 }
 
 // call is one CRI method ("/runtime.v1.RuntimeService/ListContainers") and

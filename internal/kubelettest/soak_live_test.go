@@ -219,7 +219,7 @@ func scrapeContainerd(ctx context.Context, t *testing.T, n *podNode) string {
 	bin, _ := containerdtest.Binaries(containerdtest.V1)
 	pid, ok := findProcess(bin + " --config " + filepath.Join(n.ctrd.Dir, "config.toml"))
 	require.True(t, ok, "no containerd process")
-	body, err := getInNetns(ctx, pid, "http://"+containerdMetrics+"/v1/metrics")
+	body, err := kubelettest.GetInNetns(ctx, pid, "http://"+containerdMetrics+"/v1/metrics")
 	require.NoError(t, err)
 	return body
 }
