@@ -27,9 +27,19 @@ const restartDelay = 2 * time.Second
 // and its image calls come with the eviction manager's rounds, 10 s apart.
 const recoveryTimeout = time.Minute
 
+// crashMinimumGCAge is TestShimCrash's imageMinimumGCAge. The app image is
+// in no container's use until the kubelet creates the pod's container, and
+// the pod never pulls it: with the default 1 s, the second GC round (some
+// 20 s after the kubelet's start) removes it whenever a loaded kubelet has
+// not created the container by then, and the pod never runs (CI: "the
+// static pod's container never ran"). Two minutes is the bound the test
+// gives the pod to run.
+const crashMinimumGCAge = 2 * time.Minute
+
 // crashTimeout bounds TestShimCrash: the kubelet's start, the victim's
-// removal in the second GC round, then two outages of about 40 s each.
-const crashTimeout = 6 * time.Minute
+// removal once it is crashMinimumGCAge old, then two outages of about 40 s
+// each.
+const crashTimeout = crashMinimumGCAge + 6*time.Minute
 
 // The methods whose answers tell that the kubelet reaches the runtime
 // again: a PLEG relist is a ListPodSandbox and a ListContainers, both
@@ -65,7 +75,8 @@ type outageResult struct {
 
 // TestShimCrash runs a static pod under a real kubelet through `sandboxpin
 // shim` (started from the systemd unit's ExecStart line) in front of
-// containerd 1.6.20, which never pins, with image GC rounds every 10 s.
+// containerd 1.6.20, which never pins, with image GC rounds every 10 s
+// (images crashMinimumGCAge old may go).
 // It kills the shim with SIGKILL and starts it again 2 s later, as
 // Restart=on-failure would; then it restarts containerd behind the running
 // shim. After each: the pod's containers ran on (same IDs, restart counts
@@ -82,12 +93,14 @@ func TestShimCrash(t *testing.T) {
 	defer cancel()
 	n := startPodNode(t, "")
 	shim := startShimProcess(t, n.ctrd.Endpoint, n.root)
-	k := kubelettest.Start(t, kubelettest.Options{RuntimeEndpoint: shim.Endpoint,
+	k := kubelettest.Start(t, kubelettest.Options{RuntimeEndpoint: shim.Endpoint, MinimumGCAge: crashMinimumGCAge,
 		StaticPods: map[string]string{"crash.yaml": appPod("crash", appImage)}})
+	if !assert.Eventually(t, func() bool { return slices.Contains(runningContainers(ctx, t, n.ctrd.Endpoint), "app") },
+		crashMinimumGCAge, 200*time.Millisecond, "the static pod's container never ran") {
+		t.Fatalf("the kubelet's image removals %q and errors %q", k.Lines(kubelettest.RemovingImage("")), kubelettest.ErrorsOf(k.Log()))
+	}
 	_, err := k.WaitForLog(ctx, kubelettest.RemovingImage(n.victimID))
 	require.NoError(t, err, "the kubelet never removed the unpinned %s: no GC rounds", victim)
-	require.Eventually(t, func() bool { return slices.Contains(runningContainers(ctx, t, n.ctrd.Endpoint), "app") },
-		2*time.Minute, 200*time.Millisecond, "the static pod's container never ran")
 	before := podState(ctx, t, n.ctrd.Endpoint)
 	// The steady errors: those of two GC rounds with the pod running, so
 	// that the eviction manager's "cannot evict a critical pod" (the static
