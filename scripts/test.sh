@@ -29,6 +29,7 @@
 #   FUZZTIME                       per fuzz target (default 10s; 0 skips)
 #   FUZZ_GOTOOLCHAIN               Go that runs the fuzz step (default go1.27.3,
 #                                  fetched from the module proxy; see below)
+#   FUZZ_JOBS                      fuzz targets at once, one worker each (default: nproc)
 #   SKIP_VERSIONS                  1 skips the floor, newest and adoption runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,8 @@ FUZZTIME=${FUZZTIME:-10s}
 # resolve.FuzzRootConfinement (a directory tree per input) hit it. Only the
 # fuzz step uses that Go; the modules still build and test with their own.
 FUZZ_GOTOOLCHAIN=${FUZZ_GOTOOLCHAIN:-go1.27.3}
+# Fuzz targets run this many at a time, one worker each.
+FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)}
 
 step() { printf '\n== %s (%ss)\n' "$*" "$SECONDS"; }
 
@@ -146,38 +149,85 @@ done
 
 if [ "${SKIP_VERSIONS:-0}" != 1 ]; then
 	# The floor and newest runs repeat the unit tests under other
-	# requirement versions; the live runtime tests ran above.
-	step "floor: each module alone, at its go.mod's versions"
-	for m in $modules; do bash scripts/modules.sh floor "$m" test -short -count=1 ./...; done
-
-	step "newest: each module alone, every requirement upgraded"
-	for m in $modules; do bash scripts/modules.sh newest "$m" test -short -count=1 ./...; done
+	# requirement versions (the live runtime tests ran above), side by
+	# side: each works on temporary go.mod files of its own, and neither
+	# keeps two cores busy. Their logs follow, one after the other.
+	step "floor (each module alone, at its go.mod's versions) and newest (every requirement upgraded), side by side"
+	versions_dir=$(mktemp -d)
+	declare -A versions_pid=()
+	for run in floor newest; do
+		(
+			start=$SECONDS
+			for m in $modules; do bash scripts/modules.sh "$run" "$m" test -short -count=1 ./... || exit 1; done
+			echo "$run: passed in $((SECONDS - start)) s"
+		) >"$versions_dir/$run" 2>&1 &
+		versions_pid[$run]=$!
+	done
+	rc=0
+	for run in floor newest; do
+		wait "${versions_pid[$run]}" || { rc=1; echo "the $run run failed"; }
+		echo "-- $run"
+		cat "$versions_dir/$run"
+	done
+	rm -rf "$versions_dir"
+	[ "$rc" = 0 ] || exit 1
 
 	step "adoption: what importing the pure packages costs each consumer"
 	bash scripts/adoption.sh
 fi
 
 if [ "$FUZZTIME" != 0 ]; then
-	step "fuzz, $FUZZTIME per target, with GOTOOLCHAIN=$FUZZ_GOTOOLCHAIN"
+	step "fuzz, $FUZZTIME per target, $FUZZ_JOBS at a time with one worker each, with GOTOOLCHAIN=$FUZZ_GOTOOLCHAIN"
 	if ! fuzzgo=$(GOTOOLCHAIN=$FUZZ_GOTOOLCHAIN go version); then
 		echo "cannot get Go $FUZZ_GOTOOLCHAIN from the module proxy; FUZZ_GOTOOLCHAIN=local uses $(go version)" >&2
 		exit 1
 	fi
 	echo "$fuzzgo"
+	fuzz_dir=$(mktemp -d)
+	# The targets, from each package's test files (go test -list would
+	# build every package's test binary once more, without -race): one
+	# line each, "MODULE PACKAGE TARGET".
 	for m in $modules; do
-		cd "$top/$m"
-		# The targets from each package's test files (go test -list would
-		# build every package's test binary once more, without -race).
-		go list -f '{{.ImportPath}} {{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}' ./... |
+		(cd "$top/$m" && go list -f '{{.ImportPath}} {{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}' ./...) |
 			while read -r p dir files; do
 				[ -n "$files" ] || continue
 				for f in $(cd "$dir" && sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*\*testing\.F).*/\1/p' $files); do
-					echo "-- $p $f"
-					GOTOOLCHAIN=$FUZZ_GOTOOLCHAIN go test -run='^$' -fuzz="^$f\$" -fuzztime="$FUZZTIME" -fuzzminimizetime=5s "$p" </dev/null
+					echo "$m $p $f"
 				done
 			done
-	done
-	cd "$top"
+	done >"$fuzz_dir/targets"
+	# FUZZ_JOBS targets at once, each with one worker (-parallel 1), not
+	# one at a time with a worker per core: the step takes half the time
+	# for half the executions per target (a brief run; fuzz for minutes
+	# by hand before landing a change to a parser), and one target's
+	# build, link and baseline run beside another's fuzzing. In a
+	# subshell, whose jobs are these alone (the cluster test is a job of
+	# this shell). Each log is printed whole as its run ends.
+	(
+		declare -A logs=()
+		failed=0
+		finish() {
+			local pid
+			wait -n -p pid || { failed=1; echo "FAILED: the fuzz run below"; }
+			cat "${logs[$pid]}"
+			unset "logs[$pid]"
+		}
+		i=0
+		while read -r m p f; do
+			while [ "${#logs[@]}" -ge "$FUZZ_JOBS" ]; do finish; done
+			i=$((i + 1))
+			(
+				cd "$top/$m"
+				echo "-- $p $f"
+				GOTOOLCHAIN=$FUZZ_GOTOOLCHAIN go test -run='^$' -fuzz="^$f\$" -fuzztime="$FUZZTIME" -fuzzminimizetime=5s -parallel=1 "$p" </dev/null
+			) >"$fuzz_dir/$i.log" 2>&1 &
+			logs[$!]=$fuzz_dir/$i.log
+		done <"$fuzz_dir/targets"
+		while [ "${#logs[@]}" -gt 0 ]; do finish; done
+		echo "fuzzed $i targets"
+		exit "$failed"
+	) || exit 1
+	rm -rf "$fuzz_dir"
 fi
 if [ -n "$cluster_pid" ]; then
 	step "the cluster test (TestCluster, started after internal's tests)"
