@@ -26,7 +26,7 @@
 # Without root they skip with a message. Environment:
 #   SANDBOXPIN_CACHE               build cache (default ~/.cache/sandboxpin)
 #   SANDBOXPIN_REQUIRE_RUNTIMES    1 (default as root) or 0
-#   FUZZTIME                       per fuzz target (default 10s; 0 skips)
+#   FUZZTIME                       per fuzz target (default 5s; 0 skips)
 #   FUZZ_GOTOOLCHAIN               Go that runs the fuzz step (default go1.27.3,
 #                                  fetched from the module proxy; see below)
 #   FUZZ_JOBS                      fuzz targets at once, one worker each (default: nproc)
@@ -36,7 +36,7 @@ cd "$(dirname "$0")/.."
 top=$PWD
 
 export SANDBOXPIN_CACHE=${SANDBOXPIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sandboxpin}
-FUZZTIME=${FUZZTIME:-10s}
+FUZZTIME=${FUZZTIME:-5s}
 # Go 1.26's fuzz coordinator can report the -fuzztime deadline itself as a
 # failure ("context deadline exceeded", no crasher written) when a worker is
 # still inside a call as the deadline passes: go.dev/issue/75804. Go 1.27
