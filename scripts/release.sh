@@ -3,7 +3,8 @@
 #
 #   bash scripts/release.sh VERSION [DIR]      # tag, then build the artifacts into DIR (default dist/VERSION)
 #   bash scripts/release.sh artifacts VERSION DIR   # the artifacts of tagged VERSION again
-#   bash scripts/release.sh rehearse           # CI: all of it in a temporary clone, as a consumer sees it
+#   bash scripts/release.sh rehearse           # CI: all of it in a temporary clone, as a consumer sees it,
+#                                              # every module zip under 1 MiB
 #
 # VERSION (such as v0.1.0) on a clean checkout: in a temporary clone of HEAD
 # (the checkout is untouched; the tags are fetched back) it sets every module's requirement on its
@@ -276,6 +277,13 @@ rehearse() {
 	proxy=$tmp/proxy
 	# shellcheck disable=SC2046 # a word list
 	(cd "$repo" && releasetool proxy -dir "$proxy" -version "$version" $(modules))
+	# Every module zip stays under 1 MiB: a proxy keeps a zip for good, and
+	# each importer downloads the whole of it (issue 45: a committed 24 MB
+	# binary made the root module's 12.4 MB).
+	while read -r size zip; do
+		[ "$size" -le $((1024 * 1024)) ] || die "${zip#"$proxy"/} is $size bytes, over 1 MiB"
+		echo "module zip ${zip#"$proxy"/}: $size bytes"
+	done < <(find "$proxy/github.com/sandboxpin" -name '*.zip' -printf '%s %p\n' | sort -k2)
 
 	# Each tagged module's go.sum holds the hashes of its siblings' zips as
 	# the go command makes them from the tags (a worktree's .git file or a

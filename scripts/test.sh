@@ -2,7 +2,7 @@
 # The project's one test command (README.md, "Quick start"). It installs what
 # the tests need (scripts/deps.sh), then runs, failing on the first problem,
 # for every module of the workspace (go.work):
-#   gofmt, go mod tidy -diff, go vet, golangci-lint,
+#   scripts/hygiene.sh (no tracked binary or file over 1 MiB), gofmt, go mod tidy -diff, go vet, golangci-lint,
 #   go test -race -shuffle=on (live tests start their own runtimes),
 #   the floor run (each module alone, at the versions its go.mod declares),
 #   the newest run (each module alone, every requirement upgraded),
@@ -70,6 +70,9 @@ else
 	echo "not root: live runtime tests will skip (run this script as root to include them)"
 fi
 modules=$(bash scripts/modules.sh list)
+
+step "hygiene: no tracked build output, no file over 1 MiB (scripts/hygiene.sh)"
+bash scripts/hygiene.sh
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
