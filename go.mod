@@ -12,12 +12,16 @@ go 1.24
 require (
 	github.com/BurntSushi/toml v1.6.0 // CRI-O's decoder, the version cri-o v1.36.3 builds with (its go.mod; pkg/config/config.go toml.Decode): TOML 1.1, which earlier versions' verdicts differ from; go 1.18, no requirements
 	github.com/cyphar/filepath-securejoin v0.2.5 // resolve.DirFS; v0.2.4 fixed a Windows escape, v0.2.5 names the loop path; no requirements
-	github.com/distribution/reference v0.6.0 // tests only: the differential fuzz
-	github.com/opencontainers/go-digest v1.0.0
+	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/pelletier/go-toml/v2 v2.0.6 // containerd 2.x's decoder; DecodeError.Position and Key; no requirements
 	github.com/stretchr/testify v1.8.4 // tests only; containerd 1.7.35 holds v1.8.4
 	go.yaml.in/yaml/v3 v3.0.2 // the node trees that bound a kubeadm config: gopkg.in/yaml.v3's maintained successor, its first release; go 1.22
 	sigs.k8s.io/yaml v1.3.0 // kubeadm's decoder; containerd 1.7.35 holds v1.3.0
+)
+
+require (
+	github.com/sandboxpin/sandboxpin/pin v0.0.0-00010101000000-000000000000
+	github.com/sandboxpin/sandboxpin/reference v0.0.0-00010101000000-000000000000
 )
 
 require (

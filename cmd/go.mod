@@ -9,6 +9,8 @@ require (
 	github.com/sandboxpin/sandboxpin v0.0.0-00010101000000-000000000000
 	github.com/sandboxpin/sandboxpin/criinfo/cri v0.0.0-00010101000000-000000000000
 	github.com/sandboxpin/sandboxpin/internal v0.0.0-00010101000000-000000000000
+	github.com/sandboxpin/sandboxpin/pin v0.0.0-00010101000000-000000000000
+	github.com/sandboxpin/sandboxpin/reference v0.0.0-00010101000000-000000000000
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	github.com/stretchr/testify v1.12.1

@@ -38,19 +38,35 @@ apply_patch() {
 	go list -m -e all 2>/dev/null >"$2.modules.before"
 	cp go.mod go.mod.orig && cp go.sum go.sum.orig
 	# git apply works outside a repository; --verbose names each file.
-	local p
+	local p path m mods=""
 	sbp_required=0
 	for p in ${PATCHES:-pin.patch}; do
 		# return: callers may run this where set -e is ignored
 		git apply --verbose "$1/$p" || return
-		# An added line that quotes a sandboxpin import path: an import
-		# spec, alone or in an import block, with or without a name.
-		if grep -q "^+[[:space:]]*\(import[[:space:]]*\)\?\([A-Za-z_][A-Za-z0-9_]*[[:space:]]*\)\?\"${sbp}[/\"]" "$1/$p"; then
+		# Each added line that quotes a sandboxpin import path (an import
+		# spec, alone or in an import block, with or without a name)
+		# requires the module that provides it: reference and pin are
+		# modules of their own (issue 45), every other package is the
+		# root module's.
+		for path in $(sed -n "s#^+[[:space:]]*\(import[[:space:]]*\)\{0,1\}\([A-Za-z_][A-Za-z0-9_]*[[:space:]]*\)\{0,1\}\"\(${sbp}[^\"]*\)\".*#\3#p" "$1/$p"); do
+			case "$path" in
+			"$sbp/reference" | "$sbp/reference/"*) m=$sbp/reference ;;
+			"$sbp/pin" | "$sbp/pin/"*) m=$sbp/pin ;;
+			*) m=$sbp ;;
+			esac
 			sbp_required=1
-		fi
+			case " $mods " in *" $m "*) ;; *) mods="$mods $m" ;; esac
+		done
 	done
 	if [ "$sbp_required" = 1 ]; then
-		go mod edit -require="$sbp@$sbpv" -replace="$sbp=$repo" || return
+		# Every sibling replaced by this checkout, required or not: the
+		# root module requires pin and reference.
+		for m in "$sbp" "$sbp/reference" "$sbp/pin"; do
+			go mod edit -replace="$m=$repo${m#"$sbp"}" || return
+		done
+		for m in $mods; do
+			go mod edit -require="$m@$sbpv" || return
+		done
 	else
 		echo "build.sh: the patches import no sandboxpin package: no requirement added" >&2
 	fi
@@ -101,7 +117,7 @@ check_graph() {
 		echo "build.sh: raised in the module graph only, not linked by $(basename "$bin"):" >&2
 		grep -F -e "$(grep '^> ' <<<"$raised")" "$out/modules.diff" | grep '^>' >&2 || true
 	fi
-	if grep '^[<>]' "$out/modules.diff" | grep -v "^> $sbp $sbpv => $repo\$" |
+	if grep '^[<>]' "$out/modules.diff" | grep -v "^> $sbp\(/pin\|/reference\)\{0,1\} $sbpv => $repo\(/pin\|/reference\)\{0,1\}\$" |
 		grep -vxF -e "$allowed" | grep -vF -e "$raised"; then
 		echo "build.sh: the patch changes the module graph beyond $sbp and its requirements (above)" >&2
 		return 1

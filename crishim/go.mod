@@ -7,6 +7,7 @@ require (
 	github.com/sandboxpin/sandboxpin v0.0.0-00010101000000-000000000000
 	github.com/sandboxpin/sandboxpin/criinfo/cri v0.0.0-00010101000000-000000000000
 	github.com/sandboxpin/sandboxpin/internal v0.0.0-00010101000000-000000000000
+	github.com/sandboxpin/sandboxpin/pin v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/grpc v1.79.3
 	google.golang.org/protobuf v1.36.12
@@ -25,6 +26,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.74.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/sandboxpin/sandboxpin/reference v0.0.0-00010101000000-000000000000 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

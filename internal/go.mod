@@ -3,8 +3,11 @@ module github.com/sandboxpin/sandboxpin/internal
 go 1.26.0
 
 require (
+	github.com/distribution/reference v0.6.0
 	github.com/google/go-containerregistry v0.5.1
 	github.com/sandboxpin/sandboxpin v0.0.0-00010101000000-000000000000
+	github.com/sandboxpin/sandboxpin/pin v0.0.0-00010101000000-000000000000
+	github.com/sandboxpin/sandboxpin/reference v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	golang.org/x/mod v0.21.0
 	golang.org/x/sys v0.31.0

@@ -19,7 +19,7 @@
 # directive, and prints what to push. Main keeps the placeholders.
 #
 # Before it tags, it compares the API of each public module (the root,
-# criinfo/cri, crishim) with the previous release's, by apidiff
+# reference, pin, criinfo/cri, crishim) with the previous release's, by apidiff
 # (golang.org/x/exp/cmd/apidiff, $SANDBOXPIN_APIDIFF, built by
 # scripts/deps.sh): a patch or minor release whose API changed
 # incompatibly is refused with apidiff's report; a new major version may
@@ -125,7 +125,7 @@ clone() {
 
 # PUBLIC are the modules whose API a release keeps; cmd is a program,
 # internal, deploy and examples are never imported.
-PUBLIC=". ./criinfo/cri ./crishim"
+PUBLIC=". ./reference ./pin ./criinfo/cri ./crishim"
 
 # previous VERSION: the newest release tag of the root module below
 # VERSION, "" when there is none.
@@ -346,6 +346,22 @@ rehearse() {
 		[ "$(sort "$tmp/pure/all")" = "$want" ] || die "go get $MODULE@$version brought more than the root module's requirements:"$'\n'"$(diff <(echo "$want") <(sort "$tmp/pure/all"))"
 	)
 	fetched pure
+
+	# What a CRI runtime imports: pin (and reference through it) brings
+	# go-digest and the test framework's modules, no file decoder, no
+	# file-system module, no distribution/reference, and not the root
+	# module (issue 45; docs/design.md, "Modules").
+	mkdir -p "$tmp/runtime"
+	(
+		cd "$tmp/runtime"
+		echo "\$ go mod init example.com/runtime && go get $MODULE/pin@$version && go list -m all"
+		consumer runtime mod init example.com/runtime 2>/dev/null
+		consumer runtime get "$MODULE/pin@$version" 2>&1 | grep -v '^go: downloading'
+		consumer runtime list -m all | tee "$tmp/runtime/all"
+		! grep -E "^($MODULE|github.com/BurntSushi/toml|github.com/pelletier/go-toml|sigs.k8s.io/yaml|go.yaml.in/yaml|github.com/cyphar/filepath-securejoin|github.com/distribution/reference)( |/v[0-9]+ |$)" "$tmp/runtime/all" ||
+			die "go get $MODULE/pin@$version brought the modules above into a runtime's graph"
+	)
+	fetched runtime
 
 	echo "== the artifacts again, with an empty build cache"
 	(cd "$repo" && GOCACHE=$tmp/gocache bash scripts/release.sh artifacts "$version" "$tmp/dist2" >/dev/null)

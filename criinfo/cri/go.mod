@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/sandboxpin/sandboxpin v0.0.0-00010101000000-000000000000
 	github.com/sandboxpin/sandboxpin/internal v0.0.0-00010101000000-000000000000
+	github.com/sandboxpin/sandboxpin/pin v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	google.golang.org/grpc v1.72.1
 	google.golang.org/protobuf v1.36.12
@@ -19,6 +20,7 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/pelletier/go-toml/v2 v2.0.6 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
+	github.com/sandboxpin/sandboxpin/reference v0.0.0-00010101000000-000000000000 // indirect
 	go.yaml.in/yaml/v3 v3.0.2 // indirect
 	golang.org/x/net v0.38.0 // indirect
 	golang.org/x/sys v0.31.0 // indirect

@@ -46,6 +46,11 @@ const (
 // packages are the pure packages whose adoption is measured.
 var packages = []string{"reference", "pin", "criinfo", "resolve"}
 
+// modules are the modules (paths relative to the repository root) that
+// provide those packages: reference and pin are modules of their own, so
+// that a runtime importing only pin requires no file decoder (issue 45).
+var modules = []string{"", "reference", "pin"}
+
 type consumer struct{ path, version string }
 
 type modFile struct {
@@ -214,13 +219,18 @@ func adopt(top string, c consumer) (result, error) {
 	if err := os.WriteFile(filepath.Join(dir, "sandboxpinadoption", "adopt.go"), []byte(src.String()), 0o600); err != nil {
 		return r, err
 	}
-	if _, err := goCmd(dir, "mod", "edit", "-replace="+module+"@"+placeholder+"="+top); err != nil {
-		return r, err
+	// go get of the modules (the packages' own versions are the modules'):
+	// minimal version selection raises whatever our go.mod files require
+	// above the consumer's versions, and the go directive with them.
+	get := []string{"get"}
+	for _, m := range modules {
+		path := strings.TrimSuffix(module+"/"+m, "/")
+		if _, err := goCmd(dir, "mod", "edit", "-replace="+path+"@"+placeholder+"="+filepath.Join(top, m)); err != nil {
+			return r, err
+		}
+		get = append(get, path+"@"+placeholder)
 	}
-	// go get of the module (the packages' own versions are the module's):
-	// minimal version selection raises whatever our go.mod requires above
-	// the consumer's versions, and the go directive with them.
-	if _, err := goCmd(dir, "get", module+"@"+placeholder); err != nil {
+	if _, err := goCmd(dir, get...); err != nil {
 		return r, err
 	}
 	// And the indirect requirements a build of the new imports needs.
@@ -243,7 +253,7 @@ func adopt(top string, c consumer) (result, error) {
 	for _, req := range after.Require {
 		v, ok := old[req.Path]
 		switch {
-		case req.Path == module:
+		case req.Path == module || strings.HasPrefix(req.Path, module+"/"):
 		case !ok:
 			r.added++
 		case compareSemver(req.Version, v) > 0:
