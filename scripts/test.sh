@@ -2,7 +2,8 @@
 # The project's one test command (README.md, "Quick start"). It installs what
 # the tests need (scripts/deps.sh), then runs, failing on the first problem,
 # for every module of the workspace (go.work):
-#   scripts/hygiene.sh (no tracked binary or file over 1 MiB), gofmt, go mod tidy -diff, go vet, golangci-lint,
+#   scripts/hygiene.sh (no tracked binary or file over 1 MiB), gofmt, go mod tidy -diff, go vet,
+#   the API check (scripts/apilist -check against api/), golangci-lint (staticcheck among its linters),
 #   go test -race -shuffle=on (live tests start their own runtimes),
 #   the floor run (each module alone, at the versions its go.mod declares),
 #   the newest run (each module alone, every requirement upgraded),
@@ -86,6 +87,11 @@ for m in $modules; do bash scripts/modules.sh tidy "$m" -diff; done
 
 step "go vet, per module"
 for m in $modules; do (cd "$m" && go vet ./...); done
+
+step "API: the exported API of the public packages against api/ (scripts/apilist)"
+# A removed or changed feature is an incompatible change, an added one a
+# new feature: either fails until api/ records it (go run ./scripts/apilist -w).
+go run ./scripts/apilist -check
 
 step "golangci-lint, per module"
 for m in $modules; do (cd "$m" && "$SANDBOXPIN_GOLANGCI_LINT" run --allow-parallel-runners ./...); done

@@ -70,8 +70,11 @@ func socketPath(endpoint string) (string, error) {
 
 // Dial connects to the CRI endpoint, "unix:///path" or "/path". It checks
 // that something accepts connections on the socket (ErrNoSocket if not); it
-// does not call any RPC.
-func Dial(ctx context.Context, endpoint string) (*Client, error) {
+// does not call any RPC. The connection is made by [grpc.NewClient] with
+// insecure transport credentials (a local socket), a dialer for the socket
+// and a 16 MiB receive limit (the kubelet's); opts come after these and may
+// override them (interceptors, keepalive, a larger limit).
+func Dial(ctx context.Context, endpoint string, opts ...grpc.DialOption) (*Client, error) {
 	path, err := socketPath(endpoint)
 	if err != nil {
 		return nil, &Error{Endpoint: endpoint, RPC: rpcDial, Err: err}
@@ -84,15 +87,12 @@ func Dial(ctx context.Context, endpoint string) (*Client, error) {
 		return d.DialContext(ctx, "unix", path)
 	}
 	// The target is only a name here: the dialer ignores it and uses path.
-	// DialContext without WithBlock connects lazily, as NewClient does;
-	// NewClient needs grpc 1.63, and this module's floor is the grpc that
-	// its cri-api floor requires (1.51), so that importers upgrade nothing.
-	conn, err := grpc.DialContext(ctx, "passthrough:///cri", //nolint:staticcheck // SA1019: see above
-
+	// NewClient connects lazily, on the first RPC.
+	conn, err := grpc.NewClient("passthrough:///cri", append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(dialer),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize)),
-	)
+	}, opts...)...)
 	if err != nil {
 		return nil, &Error{Endpoint: endpoint, RPC: rpcDial, Err: err}
 	}
