@@ -1,6 +1,10 @@
 package resolve
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+
 	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
 	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 )
@@ -26,6 +30,42 @@ var (
 	// tables.
 	ErrUnknownVersion = releases.ErrUnknownVersion
 )
+
+// ErrNoRoot is wrapped by the error of [Resolve], [ContainerdEndpoint] and
+// [KubeletEndpoint] for a node root that is not there: a nil file system
+// where one is required, or a [DirFS] directory that does not exist or is
+// not a directory. A root that exists but holds no file of any source is no
+// error for these: every source is absent.
+var ErrNoRoot = errors.New("the node's root file system cannot be read")
+
+// checkRoot returns an error wrapping [ErrNoRoot], naming the root, when
+// fsys is nil or a [DirFS] whose directory is missing or no directory.
+// Other file systems are the caller's: one may serve some files and no
+// directory "." at all.
+func checkRoot(fsys fs.FS) error {
+	if fsys == nil {
+		return fmt.Errorf("resolve: %w: nil fs.FS", ErrNoRoot)
+	}
+	if !nodefs.IsDirFS(fsys) {
+		return nil
+	}
+	fi, err := fs.Stat(fsys, ".")
+	if err == nil && !fi.IsDir() {
+		err = errors.New("not a directory")
+	}
+	if err != nil {
+		return fmt.Errorf("resolve: %w: %s: %w", ErrNoRoot, rootName(fsys), nodefs.UnwrapPathError(err))
+	}
+	return nil
+}
+
+// rootName names a root file system in errors: its directory for DirFS.
+func rootName(fsys fs.FS) string {
+	if s, ok := fsys.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("%T", fsys)
+}
 
 // ConfigError reports a node file that could not be used:
 //

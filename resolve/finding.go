@@ -173,8 +173,12 @@ type Fix struct {
 	Message string `json:"message"`
 }
 
-// Where returns "Path:Line", or Path when the line is unknown.
+// Where returns "Path:Line", or Path when the line is unknown; "" for a
+// nil Fix.
 func (f *Fix) Where() string {
+	if f == nil {
+		return ""
+	}
 	if f.Line > 0 {
 		return f.Path + ":" + strconv.Itoa(f.Line)
 	}

@@ -29,7 +29,10 @@ type Options struct {
 	// inside it are read without the leading "/" ("etc/containerd/config.toml").
 	// For a directory on disk (a node image, a mounted disk) use [DirFS],
 	// whose symbolic links resolve inside the directory like a chroot:
-	// os.DirFS follows them onto the host.
+	// os.DirFS follows them onto the host. A root whose top is missing or
+	// no directory (DirFS("/nonexistent")) is an error wrapping
+	// [ErrNoRoot] that names it; a root that holds none of the files is
+	// not: every source is absent.
 	Root fs.FS
 
 	// Live, when not nil, is asked once for what the runtime reports. Its
@@ -187,6 +190,9 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 	root := opts.Root
 	if root == nil {
 		root = DirFS("/")
+	}
+	if err := checkRoot(root); err != nil {
+		return nil, err
 	}
 	aliases := opts.Aliases
 	if aliases == nil {

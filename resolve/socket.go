@@ -20,8 +20,12 @@ import (
 // [plugins."io.containerd.server.v1.grpc"] address in version 4, which
 // ignores [grpc] (cmd/containerd/server/config/config.go, serviceMigrate, at
 // v2.3.7; seen live on 2.3.7 and 2.4.2, which then listen on the default).
-// A malformed file is a *ConfigError.
+// A malformed file is a *ConfigError; a nil fsys or a root directory that is
+// not there is an error wrapping [ErrNoRoot].
 func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
+	if err := checkRoot(fsys); err != nil {
+		return "", "", err
+	}
 	// The same limits as Resolve: a hostile root cannot block or exhaust
 	// memory here either.
 	b := nodefs.NewBudget(context.Background(), fsys)
@@ -52,8 +56,12 @@ func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
 // through a CRI shim (deploy/systemd's drop-in) that is the shim's socket:
 // the endpoint whose Image.pinned the kubelet's image GC obeys. The
 // endpoint is as written: a path without "unix://" gets it. A malformed
-// unit or flag file is a *ConfigError.
+// unit or flag file is a *ConfigError; a nil fsys or a root directory that
+// is not there is an error wrapping [ErrNoRoot].
 func KubeletEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
+	if err := checkRoot(fsys); err != nil {
+		return "", "", err
+	}
 	b := nodefs.NewBudget(context.Background(), fsys)
 	k, err := config.ReadKubelet(b.Source())
 	if err := b.First(err); err != nil {

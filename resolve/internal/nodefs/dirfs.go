@@ -53,6 +53,9 @@ type rootFS struct {
 
 var _ fs.StatFS = (*rootFS)(nil)
 
+// String returns the root directory, as errors name it.
+func (r *rootFS) String() string { return r.dir }
+
 // IsDirFS reports whether fsys is a file system DirFS returned, whose Open
 // refuses special files before opening them.
 func IsDirFS(fsys fs.FS) bool {
