@@ -34,7 +34,7 @@ func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix 
 			return &f
 		}
 	}
-	norm := reference.NewNormalizer(res.Aliases())
+	norm := res.Aliases()
 	for _, tag := range sandbox.GetRepoTags() {
 		if tag == res.SandboxImage || !norm.Equal(tag, res.SandboxImage) {
 			continue

@@ -85,9 +85,7 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 		m: &Matcher{
 			mode:    o.mode,
 			aliases: o.aliases,
-			norm:    reference.NewNormalizer(o.aliases),
 		},
-		raw:    reference.NewNormalizer(nil),
 		source: o.source,
 	}
 	if o.mode == Strict {
@@ -130,7 +128,6 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 
 type compiler struct {
 	m        *Matcher
-	raw      *reference.Normalizer // no aliases, for glob prefixes
 	resolved []reference.Alias
 	source   string
 }
@@ -180,7 +177,7 @@ func (c *compiler) addStrict(i int, p string) error {
 		c.addID(p, c.rule(i, p, KindImageID))
 		return nil
 	}
-	ref, err := c.m.norm.Parse(p)
+	ref, err := c.m.aliases.Parse(p)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidPattern, err)
 	}
@@ -196,7 +193,7 @@ func (c *compiler) addStrict(i int, p string) error {
 		c.addExact(id, r)
 		// How Docker lists it: findFamiliar relies on finding every
 		// identity under its familiar form too.
-		if f, err := c.raw.Parse(id); err == nil && f.Familiar() != id {
+		if f, err := reference.Parse(id); err == nil && f.Familiar() != id {
 			c.addExact(f.Familiar(), r)
 		}
 	}
@@ -283,11 +280,11 @@ func (c *compiler) globPrefixes(inner string) (canon, plain string, err error) {
 		}
 		return "docker.io/library/" + partial, "docker.io/library/" + partial, nil
 	}
-	canonComplete, err := c.m.norm.NormalizePrefix(complete)
+	canonComplete, err := c.m.aliases.NormalizePrefix(complete)
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %w", ErrInvalidPattern, err)
 	}
-	plainComplete, err := c.raw.NormalizePrefix(complete)
+	plainComplete, err := (*reference.Aliases)(nil).NormalizePrefix(complete)
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %w", ErrInvalidPattern, err)
 	}

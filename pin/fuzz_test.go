@@ -106,7 +106,7 @@ func checkCanonical(t *testing.T, m *Matcher, name string) {
 	if _, err := reference.ParseImageID(name); err == nil {
 		return
 	}
-	ref, err := m.norm.Parse(name) // with m's aliases
+	ref, err := m.aliases.Parse(name) // with m's aliases
 	if err != nil {
 		if got && !strings.Contains(name, "@") {
 			t.Fatalf("IsPinned(%q) = true, but it does not parse: %v", name, err)

@@ -39,7 +39,6 @@ type Matcher struct {
 	// hubAliased is set when an alias rewrites Docker Hub names: then a
 	// familiar name's canonical form is not "docker.io/..." (findFamiliar).
 	hubAliased bool
-	norm       *reference.Normalizer
 	rules      []rule
 
 	// Strict mode.
@@ -271,7 +270,7 @@ func (m *Matcher) find(s string, memo *nameMemo) int {
 	// references; globs and keywords looked at its name.
 	if memo.rule != noRule {
 		// Confirm that s is well-formed before a wildcard pins it.
-		if _, err := m.norm.Parse(s); err != nil {
+		if _, err := m.aliases.Parse(s); err != nil {
 			return noRule
 		}
 	}
@@ -331,7 +330,7 @@ func (m *Matcher) findFamiliar(s, name string) (rule int, ok bool) {
 	r := m.findAffixJoined(pre, name)
 	if r != noRule {
 		// Confirm that s is well-formed before a wildcard pins it.
-		if _, err := m.norm.Parse(s); err != nil {
+		if _, err := m.aliases.Parse(s); err != nil {
 			return noRule, true
 		}
 	}
@@ -397,7 +396,7 @@ func (m *Matcher) findParsed(s string) int {
 	if _, err := reference.ParseImageID(s); err == nil {
 		return noRule // an image ID, and the ID rules missed it
 	}
-	ref, err := m.norm.Parse(s)
+	ref, err := m.aliases.Parse(s)
 	if err != nil {
 		return noRule
 	}
@@ -729,7 +728,6 @@ func mergeStrict(ms []*Matcher) *Matcher {
 		aliasDomains: first.aliasDomains,
 		special:      first.special,
 		hubAliased:   first.hubAliased,
-		norm:         first.norm,
 	}
 	for _, m := range ms {
 		off := len(out.rules)

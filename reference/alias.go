@@ -89,10 +89,6 @@ var defaultAliases = sync.OnceValue(func() *Aliases {
 	return a
 })
 
-var defaultNormalizer = sync.OnceValue(func() *Normalizer {
-	return NewNormalizer(DefaultAliases())
-})
-
 // NewAliases checks rules and returns them as a set. It rejects, all at once
 // in a join of *[AliasError]s: a From or To that is not a registry domain
 // optionally followed by valid path components; two rules with the same From;

@@ -17,7 +17,7 @@ func TestAliasesApply(t *testing.T) {
 		Alias{From: "chain.example", To: "old.example/team"},
 	)
 	require.NoError(t, err)
-	n := NewNormalizer(a)
+	n := a
 	tests := []struct {
 		name string
 		in   string // input
@@ -101,7 +101,7 @@ func TestAliasesVariants(t *testing.T) {
 		Alias{From: "k8s.gcr.io/special", To: "special.example"},
 	)
 	require.NoError(t, err)
-	n := NewNormalizer(a)
+	n := a
 	r, err := n.Parse("registry.k8s.io/pause:3.9")
 	require.NoError(t, err)
 	var got []string
@@ -127,19 +127,26 @@ func TestAliasesVariants(t *testing.T) {
 	assert.Nil(t, (*Aliases)(nil).Rules())
 }
 
-func TestNilNormalizer(t *testing.T) {
+// TestNilAliases: a nil *Aliases has no rules, and its methods do what the
+// package-level functions do; aliases apply only through an *Aliases.
+func TestNilAliases(t *testing.T) {
 	t.Parallel()
-	var n *Normalizer
+	var n *Aliases
 	r, err := n.Parse("k8s.gcr.io/pause:3.9")
 	require.NoError(t, err)
 	assert.Equal(t, "k8s.gcr.io/pause:3.9", r.String(), "no aliases")
 	assert.False(t, n.Equal("k8s.gcr.io/pause:3.9", "registry.k8s.io/pause:3.9"))
-	assert.True(t, NewNormalizer(DefaultAliases()).Equal("k8s.gcr.io/pause:3.9", "registry.k8s.io/pause:3.9"))
+	assert.False(t, Equal("k8s.gcr.io/pause:3.9", "registry.k8s.io/pause:3.9"))
+	assert.True(t, DefaultAliases().Equal("k8s.gcr.io/pause:3.9", "registry.k8s.io/pause:3.9"))
+	assert.True(t, Equal("busybox", "index.docker.io/library/busybox:latest"), "Docker Hub's spellings are no alias")
+	p, err := n.NormalizePrefix("k8s.gcr.io")
+	require.NoError(t, err)
+	assert.Equal(t, "k8s.gcr.io", p)
 }
 
 func TestNormalizePrefix(t *testing.T) {
 	t.Parallel()
-	n := NewNormalizer(DefaultAliases())
+	n := DefaultAliases()
 	tests := []struct {
 		in, want string // prefix and its canonical form; want "" for an error
 	}{

@@ -1,6 +1,6 @@
 // Package reference parses, canonicalizes and compares container image
 // references the way a Kubernetes node needs them compared: Docker Hub's
-// spellings folded together and, in comparisons, registry aliases
+// spellings folded together and, where the caller asks, registry aliases
 // (k8s.gcr.io is registry.k8s.io) applied.
 //
 // Parse a reference once, then compare or print its canonical form:
@@ -9,16 +9,21 @@
 //	if err != nil {
 //		return err // a *reference.ParseError naming the offset
 //	}
-//	fmt.Println(r)                                                          // k8s.gcr.io/pause:3.10
-//	fmt.Println(reference.Equal("k8s.gcr.io/pause:3.10", "registry.k8s.io/pause:3.10")) // true
+//	fmt.Println(r) // k8s.gcr.io/pause:3.10
+//	aliases := reference.DefaultAliases()
+//	fmt.Println(aliases.Equal("k8s.gcr.io/pause:3.10", "registry.k8s.io/pause:3.10"))   // true
+//	fmt.Println(reference.Equal("k8s.gcr.io/pause:3.10", "registry.k8s.io/pause:3.10")) // false: no aliases
 //
 // [Parse] keeps the registry as written, as distribution/reference and
 // go-containerregistry do: a name is what its writer wrote, and a tool that
 // prints it back (a runtime's config, a pre-pull list) must not rewrite it.
-// [Equal] applies the [DefaultAliases], since aliases are for comparing.
-// A [Normalizer] parses with aliases applied (its Parse rewrites
-// k8s.gcr.io/pause to registry.k8s.io/pause) and compares under them; build
-// one from [DefaultAliases] and [Aliases.With] to add mirrors of your own.
+// [Equal] compares what Parse reads: no aliases either. Aliases apply only
+// through an [*Aliases]: [Aliases.Parse] rewrites k8s.gcr.io/pause to
+// registry.k8s.io/pause and [Aliases.Equal] compares under them; start from
+// [DefaultAliases] and add mirrors of your own with [Aliases.With]. Every
+// Equal has one meaning, [Ref.Equal] of the Refs parsed: the same name
+// (domain case folded) and the same digest when either has one, else the
+// same tag.
 //
 // # Grammar
 //
@@ -41,8 +46,8 @@
 //   - registry-1.docker.io is docker.io, as index.docker.io is, and the Docker
 //     Hub names are recognized in any case (Docker.IO/busybox is
 //     docker.io/library/busybox).
-//   - Aliases apply in comparisons ([DefaultAliases] for [Equal]) and in a
-//     [Normalizer]'s Parse; [Parse] applies none.
+//   - Aliases apply where an [*Aliases] parses or compares ([Aliases.Parse],
+//     [Aliases.Equal]); [Parse] and [Equal] apply none.
 //   - A domain is at most [MaxDomainLength] bytes and an input at most
 //     [MaxInputLength]; distribution/reference has no domain limit and spends
 //     about half a second on a megabyte-long one.
@@ -59,7 +64,7 @@
 //
 // # Concurrency and zero values
 //
-// [Ref], [Aliases] and [Normalizer] are immutable and safe for concurrent use.
-// A nil *Aliases has no rules and a nil *Normalizer applies none. The zero
+// [Ref] and [Aliases] are immutable and safe for concurrent use. A nil
+// *Aliases has no rules: its methods apply none, as [Parse] and [Equal]. The zero
 // [Ref] is not a reference; no successful parse returns it.
 package reference

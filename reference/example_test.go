@@ -16,11 +16,13 @@ func Example() {
 	fmt.Println(r)
 	fmt.Println(reference.Equal("busybox", "index.docker.io/library/busybox:latest"))
 	fmt.Println(reference.Equal("k8s.gcr.io/pause:3.10", "registry.k8s.io/pause:3.10"))
-	aliased, _ := reference.NewNormalizer(reference.DefaultAliases()).Parse("k8s.gcr.io/pause:3.10")
+	fmt.Println(reference.DefaultAliases().Equal("k8s.gcr.io/pause:3.10", "registry.k8s.io/pause:3.10"))
+	aliased, _ := reference.DefaultAliases().Parse("k8s.gcr.io/pause:3.10")
 	fmt.Println(aliased)
 	// Output:
 	// k8s.gcr.io/pause:3.10
 	// true
+	// false
 	// true
 	// registry.k8s.io/pause:3.10
 }
@@ -62,16 +64,15 @@ func ExampleParseImageID() {
 	// true
 }
 
-func ExampleNormalizer_Equal() {
+func ExampleAliases_Equal() {
 	aliases, err := reference.DefaultAliases().With(reference.Alias{From: "mirror.corp:5000/k8s", To: "registry.k8s.io"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	n := reference.NewNormalizer(aliases)
-	fmt.Println(n.Equal("mirror.corp:5000/k8s/pause:3.10", "k8s.gcr.io/pause:3.10"))
-	fmt.Println(n.Equal("mirror.corp:5000/k8sx/pause:3.10", "registry.k8s.io/pause:3.10"))
-	fmt.Println(n.Equal("pause:3.10", "pause:3.10@sha256:7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"))
+	fmt.Println(aliases.Equal("mirror.corp:5000/k8s/pause:3.10", "k8s.gcr.io/pause:3.10"))
+	fmt.Println(aliases.Equal("mirror.corp:5000/k8sx/pause:3.10", "registry.k8s.io/pause:3.10"))
+	fmt.Println(aliases.Equal("pause:3.10", "pause:3.10@sha256:7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"))
 	// Output:
 	// true
 	// false

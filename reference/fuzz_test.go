@@ -45,8 +45,8 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("Parse(%q), a form of Parse(%q) = %q: identity %q, %v; want %q", form, s, r, back.Identity(), err, r.Identity())
 				}
 			}
-			if p, err := NewNormalizer(DefaultAliases()).NormalizePrefix(r.Name()); err == nil {
-				if again, err := NewNormalizer(DefaultAliases()).NormalizePrefix(p); err != nil || again != p {
+			if p, err := DefaultAliases().NormalizePrefix(r.Name()); err == nil {
+				if again, err := DefaultAliases().NormalizePrefix(p); err != nil || again != p {
 					t.Fatalf("NormalizePrefix(%q) = %q, which reads back as %q, %v", r.Name(), p, again, err)
 				}
 			}
@@ -66,24 +66,33 @@ func FuzzEqual(f *testing.F) {
 		f.Add(goodRefs[i-1].in, goodRefs[i].in)
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		eq := Equal(a, b)
-		if eq != Equal(b, a) {
-			t.Fatalf("Equal(%q, %q) = %v but Equal(%q, %q) = %v", a, b, eq, b, a, !eq)
-		}
-		// Equal applies the default aliases; so must the identities.
-		ra, erra := defaultNormalizer().Parse(a)
-		rb, errb := defaultNormalizer().Parse(b)
-		if erra != nil || errb != nil {
-			if eq {
-				t.Fatalf("Equal(%q, %q) = true, but they do not both parse", a, b)
+		// One meaning of Equal: Ref.Equal of the Refs that Parse, or an
+		// *Aliases' Parse, reads; symmetric either way.
+		for _, al := range []*Aliases{nil, DefaultAliases()} {
+			eq := al.Equal(a, b)
+			if eq != al.Equal(b, a) {
+				t.Fatalf("%v.Equal(%q, %q) = %v but not the other way round", al, a, b, eq)
 			}
-			return
-		}
-		if eq != (ra.Identity() == rb.Identity()) {
-			t.Fatalf("Equal(%q, %q) = %v, Identity %q vs %q", a, b, eq, ra.Identity(), rb.Identity())
-		}
-		if eq != Equal(ra.String(), rb.String()) {
-			t.Fatalf("Equal(%q, %q) = %v, but Equal of their canonical forms differs", a, b, eq)
+			if al == nil && eq != Equal(a, b) {
+				t.Fatalf("Equal(%q, %q) = %v, nil *Aliases says %v", a, b, Equal(a, b), eq)
+			}
+			ra, erra := al.Parse(a)
+			rb, errb := al.Parse(b)
+			if erra != nil || errb != nil {
+				if eq {
+					t.Fatalf("Equal(%q, %q) = true, but they do not both parse", a, b)
+				}
+				continue
+			}
+			if eq != ra.Equal(rb) || eq != (ra.Identity() == rb.Identity()) {
+				t.Fatalf("Equal(%q, %q) = %v, Identity %q vs %q", a, b, eq, ra.Identity(), rb.Identity())
+			}
+			if eq != al.Equal(ra.String(), rb.String()) {
+				t.Fatalf("Equal(%q, %q) = %v, but Equal of their canonical forms differs", a, b, eq)
+			}
+			if eq && !DefaultAliases().Equal(a, b) {
+				t.Fatalf("Equal(%q, %q) without aliases, but not with them", a, b)
+			}
 		}
 	})
 }
@@ -122,7 +131,7 @@ func FuzzNewAliases(f *testing.F) {
 			}
 			return
 		}
-		n := NewNormalizer(a)
+		n := a
 		r, err := n.Parse(ref)
 		if err != nil {
 			return

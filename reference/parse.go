@@ -39,16 +39,18 @@ const (
 // go-containerregistry do: Docker Hub's spellings are folded together, but
 // no registry alias applies. For example, Parse("pause") names
 // "docker.io/library/pause:latest" and Parse("k8s.gcr.io/pause:3.9") names
-// "k8s.gcr.io/pause:3.9". Use a [Normalizer] to apply aliases. Errors are
-// *[ParseError]; see [Normalizer.Parse] for the rules.
+// "k8s.gcr.io/pause:3.9". Use [Aliases.Parse] to apply aliases. Errors are
+// *[ParseError]; see [Aliases.Parse] for the rules.
 func Parse(s string) (Ref, error) {
 	return parse(s, nil)
 }
 
-// Equal reports whether a and b are references to the same image under the
-// [DefaultAliases]: aliases apply to comparisons. See [Normalizer.Equal].
+// Equal reports whether a and b are references to the same image, as
+// [Parse] reads them, with no aliases: [Ref.Equal] of their [Parse]. Input
+// that does not parse is equal to nothing. To compare under aliases, call
+// [Aliases.Equal]: DefaultAliases().Equal(a, b).
 func Equal(a, b string) bool {
-	return defaultNormalizer().Equal(a, b)
+	return (*Aliases)(nil).Equal(a, b)
 }
 
 // ParseImageID parses an image ID: "sha256:" followed by 64 lowercase hex
@@ -84,7 +86,7 @@ func isImageID(s string) bool {
 	return true
 }
 
-// parse does the work of [Normalizer.Parse]; a is nil for no aliases.
+// parse does the work of [Aliases.Parse]; a is nil for no aliases.
 func parse(s string, a *Aliases) (Ref, error) {
 	if s == "" {
 		return Ref{}, parseErr(s, 0, fmt.Errorf("%w: empty", ErrInvalidFormat))

@@ -15,12 +15,12 @@ func TestParse(t *testing.T) {
 	for _, tt := range goodRefs {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := defaultNormalizer().Parse(tt.in)
+			got, err := DefaultAliases().Parse(tt.in)
 			require.NoError(t, err, "Parse(%q)", tt.in)
 			assert.Equal(t, tt.want, got.String(), "Parse(%q) under the default aliases", tt.in)
 			plain, err := Parse(tt.in)
 			require.NoError(t, err, "Parse(%q)", tt.in)
-			noAliases, _ := NewNormalizer(nil).Parse(tt.in)
+			noAliases, _ := (*Aliases)(nil).Parse(tt.in)
 			assert.Equal(t, noAliases, plain, "Parse(%q) keeps the registry as written", tt.in)
 			got = plain
 			again, err := Parse(got.String())
@@ -127,12 +127,13 @@ func TestParseImageID(t *testing.T) {
 func TestRefEqualAndIdentity(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name string
-		a, b string // two references
-		want bool   // same image
+		name  string
+		a, b  string // two references
+		want  bool   // same image under the default aliases
+		alias bool   // want holds only under them: Equal says false
 	}{
-		{name: "k8s aliases", a: "k8s.gcr.io/pause:3.9", b: "registry.k8s.io/pause:3.9", want: true},
-		{name: "gcr alias", a: "gcr.io/google-containers/pause:3.9", b: "k8s.gcr.io/pause:3.9", want: true},
+		{name: "k8s aliases", a: "k8s.gcr.io/pause:3.9", b: "registry.k8s.io/pause:3.9", want: true, alias: true},
+		{name: "gcr alias", a: "gcr.io/google-containers/pause:3.9", b: "k8s.gcr.io/pause:3.9", want: true, alias: true},
 		{name: "docker forms", a: "busybox", b: "registry-1.docker.io/library/busybox:latest", want: true},
 		{name: "index", a: "index.docker.io/library/busybox", b: "library/busybox:latest", want: true},
 		{name: "domain case", a: "REGISTRY.k8s.io/pause:3.9", b: "registry.k8s.io/pause:3.9", want: true},
@@ -152,10 +153,12 @@ func TestRefEqualAndIdentity(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			assert.Equal(t, tt.want, Equal(tt.a, tt.b), "Equal(%q, %q)", tt.a, tt.b)
-			assert.Equal(t, tt.want, Equal(tt.b, tt.a), "Equal(%q, %q)", tt.b, tt.a)
-			ra, erra := defaultNormalizer().Parse(tt.a)
-			rb, errb := defaultNormalizer().Parse(tt.b)
+			assert.Equal(t, tt.want, DefaultAliases().Equal(tt.a, tt.b), "DefaultAliases().Equal(%q, %q)", tt.a, tt.b)
+			assert.Equal(t, tt.want, DefaultAliases().Equal(tt.b, tt.a), "DefaultAliases().Equal(%q, %q)", tt.b, tt.a)
+			assert.Equal(t, tt.want && !tt.alias, Equal(tt.a, tt.b), "Equal(%q, %q)", tt.a, tt.b)
+			assert.Equal(t, tt.want && !tt.alias, Equal(tt.b, tt.a), "Equal(%q, %q)", tt.b, tt.a)
+			ra, erra := DefaultAliases().Parse(tt.a)
+			rb, errb := DefaultAliases().Parse(tt.b)
 			if erra == nil && errb == nil {
 				assert.Equal(t, tt.want, ra.Identity() == rb.Identity(), "Identity %q vs %q", ra.Identity(), rb.Identity())
 				for _, r := range []Ref{ra, rb} {

@@ -135,7 +135,9 @@ func foldDomain(d string) string {
 // Equal reports whether r and o name the same image: the same name (domain
 // case folded) and the same digest when either has one, otherwise the same tag.
 // So "pause:3.9" and "pause:3.9@sha256:…" are not equal, and two references
-// with different tags but one digest are.
+// with different tags but one digest are. Aliases apply when a Ref is parsed
+// ([Aliases.Parse]), never here: this is the one meaning of Equal in the
+// package ([Equal] and [Aliases.Equal] compare the Refs they parse with it).
 func (r Ref) Equal(o Ref) bool {
 	return r.Identity() == o.Identity()
 }

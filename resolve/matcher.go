@@ -67,7 +67,7 @@ func (r *Result) sandboxRule(aliases *reference.Aliases) string {
 	if r.PinMode != pin.CRIOCompat || r.SandboxImage == "" {
 		return ""
 	}
-	if _, err := reference.NewNormalizer(aliases).Parse(r.SandboxImage); err != nil {
+	if _, err := aliases.Parse(r.SandboxImage); err != nil {
 		return ""
 	}
 	return r.SandboxImage

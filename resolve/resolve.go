@@ -200,7 +200,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 	}
 	r := &resolver{
 		opts: opts,
-		norm: reference.NewNormalizer(aliases),
+		norm: aliases,
 		res: &Result{
 			Candidates: []Candidate{}, Conflicts: []Conflict{}, Notes: []Note{},
 			Pins: []string{}, Prepull: []string{}, PinMode: pin.Strict, Versions: []ComponentVersion{},
@@ -243,7 +243,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 // resolver holds one Resolve call's state.
 type resolver struct {
 	opts Options
-	norm *reference.Normalizer
+	norm *reference.Aliases
 	res  *Result
 	live *criinfo.Info
 

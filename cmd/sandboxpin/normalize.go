@@ -32,7 +32,7 @@ func newNormalizeCmd() *cobra.Command {
 			Familiar  string `json:"familiar,omitempty"`
 			Error     string `json:"error,omitempty"`
 		}
-		norm := reference.NewNormalizer(reference.DefaultAliases())
+		norm := reference.DefaultAliases()
 		var refs []normalized
 		var errs []error
 		for _, s := range args {

@@ -37,7 +37,7 @@ func FuzzParseDifferential(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	noAliases := reference.NewNormalizer(nil)
+	var noAliases *reference.Aliases // Parse with no alias rule
 	f.Fuzz(func(t *testing.T, s string) {
 		want, derr := dref.ParseDockerRef(s)
 		got, err := noAliases.Parse(s)

@@ -2,28 +2,13 @@ package reference
 
 import "strings"
 
-// Normalizer parses and compares references under a set of [Aliases]. It is
-// immutable and safe for concurrent use. A nil *Normalizer applies no aliases.
-type Normalizer struct {
-	aliases *Aliases
-}
+// The methods of this file parse and compare under a set of aliases; the
+// package-level [Parse] and [Equal] apply none. A nil *Aliases has no rules:
+// its methods then do what the package-level functions do.
 
-// NewNormalizer returns a Normalizer that applies a. A nil a applies none;
-// pass [DefaultAliases] (or a set built on it with [Aliases.With]) for the
-// usual Kubernetes registry aliases.
-func NewNormalizer(a *Aliases) *Normalizer {
-	return &Normalizer{aliases: a}
-}
-
-// Aliases returns the aliases n applies, possibly nil.
-func (n *Normalizer) Aliases() *Aliases {
-	if n == nil {
-		return nil
-	}
-	return n.aliases
-}
-
-// Parse parses s and returns its canonical form with n's aliases applied.
+// Parse parses s and returns its canonical form with a's rules applied, so
+// that DefaultAliases().Parse("k8s.gcr.io/pause:3.9") names
+// registry.k8s.io/pause:3.9.
 // Errors are *[ParseError] wrapping one of the sentinel errors.
 //
 // # Rules
@@ -39,26 +24,25 @@ func (n *Normalizer) Aliases() *Aliases {
 //   - "sha256:<64 hex>" is repository docker.io/library/sha256 with that
 //     tag, as in distribution/reference; use [ParseImageID] first when the
 //     input may be an image ID.
-func (n *Normalizer) Parse(s string) (Ref, error) {
-	return parse(s, n.Aliases())
+func (a *Aliases) Parse(s string) (Ref, error) {
+	return parse(s, a)
 }
 
-// Equal reports whether a and b reference the same image: the same canonical
-// name after aliases (domain case folded) and the same digest when either has
-// one, otherwise the same tag. Input that does not parse is equal to nothing.
-// For example, under the default aliases "k8s.gcr.io/pause:3.9" equals
-// "registry.k8s.io/pause:3.9", and "pause:3.9" does not equal
-// "pause:3.9@sha256:…".
-func (n *Normalizer) Equal(a, b string) bool {
-	ra, err := n.Parse(a)
+// Equal reports whether x and y reference the same image under a's rules:
+// [Ref.Equal] of their [Aliases.Parse]. Input that does not parse is equal to
+// nothing. For example, DefaultAliases().Equal("k8s.gcr.io/pause:3.9",
+// "registry.k8s.io/pause:3.9") is true, and no set of aliases makes
+// "pause:3.9" equal "pause:3.9@sha256:…".
+func (a *Aliases) Equal(x, y string) bool {
+	rx, err := a.Parse(x)
 	if err != nil {
 		return false
 	}
-	rb, err := n.Parse(b)
+	ry, err := a.Parse(y)
 	if err != nil {
 		return false
 	}
-	return ra.Equal(rb)
+	return rx.Equal(ry)
 }
 
 // NormalizePrefix returns the canonical form of a repository prefix: a
@@ -67,10 +51,10 @@ func (n *Normalizer) Equal(a, b string) bool {
 // "myuser"). The domain's case is folded as in [Ref.Identity] (lower case,
 // but upper case for a domain such as "AB" that reads as one only for its
 // uppercase letters), so that the result reads back as the same prefix; Docker Hub is spelled
-// docker.io and n's aliases apply, so under the default aliases
-// NormalizePrefix("k8s.gcr.io") == "registry.k8s.io". Unlike [Normalizer.Parse],
+// docker.io and a's rules apply, so
+// DefaultAliases().NormalizePrefix("k8s.gcr.io") == "registry.k8s.io". Unlike [Aliases.Parse],
 // a single component that is not a domain gets no "library/".
-func (n *Normalizer) NormalizePrefix(s string) (string, error) {
+func (a *Aliases) NormalizePrefix(s string) (string, error) {
 	first, _, _ := strings.Cut(s, "/")
 	if s == "" || !looksLikeDomain(first) {
 		if len(s) > MaxPathLength {
@@ -85,7 +69,7 @@ func (n *Normalizer) NormalizePrefix(s string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if a := n.Aliases(); a != nil {
+	if a != nil {
 		if i := a.match(p); i >= 0 {
 			r := a.rules[i]
 			p = prefix{domain: r.to.domain, path: rewrite(p.path, r.from, r.to)}
