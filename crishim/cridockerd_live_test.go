@@ -40,7 +40,7 @@ func TestLiveCRIDockerd(t *testing.T) {
 			assertResolves(t, d.Dir, d.Endpoint, configured)
 
 			shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-			startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: d.Endpoint, Root: d.Dir})
+			startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: d.Endpoint, Node: nodeOptions(d.Dir)})
 			assertSameAnswers(t, crictl, d.Endpoint, "unix://"+shimPath)
 
 			direct := crictlImages(t, runCrictl(t, crictl, d.Endpoint, "images", "-o", "json"))

@@ -45,7 +45,7 @@ func TestLiveCRIO(t *testing.T) {
 	// does not pin the stored name); the shim adds the sandbox image as a
 	// strict, alias-aware rule of its own, so no --pin is needed.
 	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-	startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: c.Endpoint, Root: c.Dir})
+	startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: c.Endpoint, Node: nodeOptions(c.Dir)})
 
 	crictlOut := func(endpoint string, args ...string) string {
 		t.Helper()

@@ -11,7 +11,10 @@
 //	s, err := crishim.New(ctx, crishim.Options{
 //		Listen:          "unix:///run/sandboxpin/shim.sock",
 //		RuntimeEndpoint: "unix:///run/containerd/containerd.sock",
-//		Root:            "/", // resolve this node's rules; or Loader: rules of one's own
+//		// Resolve this node's rules: resolve.Options with the root, aliases
+//		// and versions (a zero one reads this node's "/"); or Loader: rules
+//		// of one's own.
+//		Node: &resolve.Options{Root: resolve.DirFS("/")},
 //	})
 //	if err != nil {
 //		return err
@@ -39,7 +42,7 @@
 // ImageService call to the runtime unchanged, methods this build does not
 // know included. In the answers to ListImages, ImageStatus and StreamImages
 // it sets Pinned on the images that the node's resolved sandbox image and
-// pinned images (package resolve, over [Options.Root] and what the runtime
+// pinned images (package resolve, with [Options.Node] and what the runtime
 // reports), or an [Options.Pins] pattern, pin; it never clears a Pinned the
 // runtime set itself. On CRI-O it adds the resolved sandbox image as a
 // Strict, alias-aware rule (CRI-O pins it only under its exact name).
@@ -127,5 +130,6 @@
 //
 // [Shim.Serve] runs once; [Shim.Reload] and [Shim.Handler] may be called
 // from any goroutine meanwhile. The zero [Options] is not valid: Listen,
-// RuntimeEndpoint, and Root or Loader are required.
+// RuntimeEndpoint, and Node or Loader (one of them) are required. [Shim.Close]
+// releases a shim that will not serve; Serve closes it as it returns.
 package crishim

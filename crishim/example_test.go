@@ -23,7 +23,7 @@ func ExampleOptions_loader() {
 		Loader:          func(context.Context) (*pin.Matcher, error) { return rules, nil },
 		Pins:            []string{"registry.example.com/infra/*"},
 	}
-	fmt.Println(o.Loader != nil, o.Root == "")
+	fmt.Println(o.Loader != nil, o.Node == nil)
 	// Output:
 	// true true
 }

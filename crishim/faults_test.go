@@ -123,7 +123,7 @@ func TestRuntimeLate(t *testing.T) {
 	dir := shortTempDir(t)
 	path := filepath.Join(dir, "rt.sock")
 	shimPath := filepath.Join(dir, "shim.sock")
-	log, _ := startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: "unix://" + path, Root: t.TempDir()})
+	log, _ := startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: "unix://" + path, Node: nodeOptions(t.TempDir())})
 	assert.Contains(t, log.String(), "the runtime is not reachable yet")
 	conn := dial(t, shimPath)
 	requireGap(t, conn)
@@ -163,7 +163,7 @@ func TestReloadMalformed(t *testing.T) {
 	root := t.TempDir()
 	writeConfig(t, root, containerdConfig(tagBusy))
 	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-	log, hup := startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: "unix://" + runtimePath, Root: root})
+	log, hup := startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: "unix://" + runtimePath, Node: nodeOptions(root)})
 	images := runtimeapi.NewImageServiceClient(dial(t, shimPath))
 	ctx := testContext(t)
 
@@ -221,7 +221,7 @@ func TestLiveRuntimeRestart(t *testing.T) {
 			require.NoError(t, err)
 			writeConfig(t, root, string(cfg))
 			shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-			log, hup := startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: ctrd.Endpoint, Root: root})
+			log, hup := startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: ctrd.Endpoint, Node: nodeOptions(root)})
 			conn := dial(t, shimPath)
 			images := runtimeapi.NewImageServiceClient(conn)
 			want := map[string]bool{tagPause: true, tagBusy: false}

@@ -323,7 +323,7 @@ func TestHostileRuntimeShimStart(t *testing.T) {
 			o := Options{
 				Listen:          "unix://" + filepath.Join(shortTempDir(t), "shim.sock"),
 				RuntimeEndpoint: "unix://" + runtimePath,
-				Root:            t.TempDir(),
+				Node:            nodeOptions(t.TempDir()),
 			}
 			log := &runtimetest.SyncBuffer{}
 			code := within(t, func() int {

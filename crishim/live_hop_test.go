@@ -62,7 +62,7 @@ func TestLiveHop(t *testing.T) {
 		require.NoError(t, err)
 		writeConfig(t, root, string(cfg))
 		shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-		startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: ctrd.Endpoint, Root: root})
+		startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: ctrd.Endpoint, Node: nodeOptions(root)})
 		targets := []hopTarget{
 			{name: "direct", path: ctrd.Socket},
 			{name: "floor", path: startFloor(t, ctrd.Socket, defaultTuning())},

@@ -66,7 +66,7 @@ func TestLiveCrictl(t *testing.T) {
 			assertResolves(t, root, ctrd.Endpoint, tt.configured)
 
 			shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-			log, hup := startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: ctrd.Endpoint, Root: root})
+			log, hup := startRunShim(t, Options{Listen: "unix://" + shimPath, RuntimeEndpoint: ctrd.Endpoint, Node: nodeOptions(root)})
 
 			crictlOut := func(endpoint string, args ...string) string {
 				t.Helper()

@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
+	"github.com/sandboxpin/sandboxpin/pin"
+	"github.com/sandboxpin/sandboxpin/resolve"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -36,11 +39,32 @@ func runShim(ctx context.Context, o Options, hup <-chan os.Signal, w io.Writer) 
 		log.Error("cannot start", "err", err)
 		return exitUsage
 	}
-	go s.ReloadOn(ctx, hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := s.Reload(ctx); err != nil {
+					log.Error("reload failed", "err", err)
+				}
+			}
+		}
+	}()
 	if s.Serve(ctx) != nil {
 		return exitServe
 	}
 	return exitOK
+}
+
+// liveFunc is a resolve.LiveRuntime.
+type liveFunc func(context.Context) (criinfo.Info, error)
+
+func (f liveFunc) Info(ctx context.Context) (criinfo.Info, error) { return f(ctx) }
+
+// nodeOptions resolves the node under root, as `sandboxpin shim --root`.
+func nodeOptions(root string) *resolve.Options {
+	return &resolve.Options{Root: resolve.DirFS(root)}
 }
 
 func TestNewErrors(t *testing.T) {
@@ -53,9 +77,14 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{name: "no options", wantErr: "Listen"},
 		{name: "no runtime", o: Options{Listen: "unix:///tmp/x.sock"}, wantErr: "RuntimeEndpoint"},
-		{name: "relative listen", o: Options{Listen: "shim.sock", RuntimeEndpoint: absent, Root: "/"}, wantErr: "want unix:///path or /path"},
-		{name: "bad pin", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent, Root: "/", Pins: []string{"*"}}, wantErr: "Pins: "},
-		{name: "no root, no loader", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent}, wantErr: "no Root and no Loader"},
+		{name: "relative listen", o: Options{Listen: "shim.sock", RuntimeEndpoint: absent, Node: nodeOptions("/")}, wantErr: "want unix:///path or /path"},
+		{name: "bad pin", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent, Node: nodeOptions("/"), Pins: []string{"*"}}, wantErr: "Pins: "},
+		{name: "no node, no loader", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent}, wantErr: "no Node and no Loader"},
+		{name: "node and loader", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent, Node: nodeOptions("/"),
+			Loader: func(context.Context) (*pin.Matcher, error) { return nil, nil }}, wantErr: "both Node and Loader"},
+		{name: "node with its own live runtime", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent,
+			Node: &resolve.Options{Live: liveFunc(nil)}}, wantErr: "Node.Live"},
+		{name: "negative grace", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent, Node: nodeOptions("/"), ShutdownGrace: -time.Second}, wantErr: "ShutdownGrace"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

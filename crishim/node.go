@@ -3,7 +3,6 @@ package crishim
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -38,12 +37,12 @@ func joinLoader(load Loader, extra *pin.Matcher, met *metrics) loader {
 	}
 }
 
-// nodeLoader returns a loader that resolves the node (files under root and
-// what the runtime at endpoint reports) and pins what the result's
+// nodeLoader returns a loader that resolves the node (opts, with what the
+// runtime at endpoint reports as Live) and pins what the result's
 // [resolve.Result.Matcher] pins. Each load connects to the runtime anew,
 // so a runtime that restarted or appeared late is found. It logs what it
 // found.
-func nodeLoader(endpoint string, root fs.FS, log *slog.Logger) Loader {
+func nodeLoader(endpoint string, opts resolve.Options, log *slog.Logger) Loader {
 	return func(ctx context.Context) (*pin.Matcher, error) {
 		ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 		defer cancel()
@@ -52,7 +51,9 @@ func nodeLoader(endpoint string, root fs.FS, log *slog.Logger) Loader {
 			return nil, fmt.Errorf("reach the runtime: %w", err)
 		}
 		defer func() { _ = live.Close() }()
-		res, err := resolve.Resolve(ctx, resolve.Options{Root: root, Live: live})
+		opts := opts
+		opts.Live = live
+		res, err := resolve.Resolve(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("resolve the node: %w", err)
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/internal/criservertest"
 	"github.com/sandboxpin/sandboxpin/pin"
-	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 // TestNodeLoaderRules checks sandboxpin_shim_rules against the rules the
@@ -43,7 +42,7 @@ func TestNodeLoaderRules(t *testing.T) {
 			extra, err := pin.Compile(tt.extra)
 			require.NoError(t, err)
 			met := newMetrics()
-			load := joinLoader(nodeLoader("unix://"+sock, resolve.DirFS(root), slog.New(slog.NewTextHandler(io.Discard, nil))), extra, met)
+			load := joinLoader(nodeLoader("unix://"+sock, *nodeOptions(root), slog.New(slog.NewTextHandler(io.Discard, nil))), extra, met)
 			m, err := load(context.Background())
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantRules, m.Len(), "rules of the loaded matcher")

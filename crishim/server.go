@@ -22,27 +22,25 @@ import (
 )
 
 // ErrInvalidOptions is wrapped by the errors of [New] for [Options] that
-// cannot work: a missing or relative endpoint, a bad pattern in Pins, no
-// Root and no Loader. The error names the field.
+// cannot work: a missing or relative endpoint, a bad pattern in Pins,
+// neither Node nor Loader or both, a Node with a Live runtime of its own, a
+// negative ShutdownGrace. The error names the field.
 var ErrInvalidOptions = errors.New("invalid shim options")
 
-// ShutdownGrace is how long [Shim.Serve] waits, once its context ends, for
-// the calls in flight before it cuts them off. Streams such as
-// GetContainerEvents never end by themselves.
-const ShutdownGrace = shutdownGrace
-
 // Options configures a [Shim]. A zero field means "not given"; Listen,
-// RuntimeEndpoint, and Root or Loader are required.
+// RuntimeEndpoint, and Node or Loader (not both) are required.
 type Options struct {
 	// Listen is the shim's socket, unix:///path or /path.
 	Listen string
 	// RuntimeEndpoint is the runtime's socket, unix:///path or /path.
 	RuntimeEndpoint string
-	// Root is the node's root directory, read (confined, as by
-	// resolve.DirFS) with what the runtime reports to resolve the node's
-	// rules ([resolve.Result.Matcher]) at start and at each reload: "/"
-	// for the node this runs on. Not used when Loader is set.
-	Root string
+	// Node, when not nil, resolves the node's rules ([resolve.Result.Matcher])
+	// at start and at each reload: [resolve.Resolve] with these options and,
+	// as their Live runtime, the runtime at RuntimeEndpoint, so Node.Live
+	// must be nil. Its Root is the node's root file system (resolve.DirFS
+	// of a directory; nil is the host's "/", as for Resolve), and its
+	// aliases and versions apply as they do for Resolve.
+	Node *resolve.Options
 	// Loader, when not nil, gives the rules instead of resolving the node:
 	// it is called at start and at each reload, and the matcher it returns
 	// is used (with Pins) until the next load succeeds.
@@ -50,8 +48,13 @@ type Options struct {
 	// Pins are extra pin patterns, in pin's Strict mode, labelled
 	// PinsSource in Explain and the debug log.
 	Pins []string
-	// PinsSource labels Pins; "" is "extra".
+	// PinsSource labels Pins; "" is [resolve.ExtraSource] ("--pin"), as
+	// `sandboxpin check` labels them.
 	PinsSource string
+	// ShutdownGrace is how long [Shim.Serve] waits, once its context ends,
+	// for the calls in flight before it cuts them off (streams such as
+	// GetContainerEvents never end by themselves); 0 is 5 seconds.
+	ShutdownGrace time.Duration
 	// MetricsListen is the host:port to serve /metrics and /healthz on;
 	// "" serves neither.
 	MetricsListen string
@@ -80,6 +83,7 @@ type Shim struct {
 	log         *slog.Logger
 	metrics     *metrics
 	closeOnce   sync.Once
+	grace       time.Duration // Options.ShutdownGrace, or its default
 }
 
 // New checks o, connects to the runtime, loads the rules and listens on
@@ -102,27 +106,35 @@ func New(ctx context.Context, o Options) (*Shim, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: RuntimeEndpoint: %w", ErrInvalidOptions, err)
 	}
-	extra, err := pin.Compile(o.Pins, pin.WithSource(cmp.Or(o.PinsSource, "extra")))
+	extra, err := pin.Compile(o.Pins, pin.WithSource(cmp.Or(o.PinsSource, resolve.ExtraSource)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: Pins: %w", ErrInvalidOptions, err)
 	}
 	met := newMetrics()
 	var load loader
 	switch {
+	case o.Loader != nil && o.Node != nil:
+		return nil, fmt.Errorf("%w: both Node and Loader: give one", ErrInvalidOptions)
 	case o.Loader != nil:
 		load = joinLoader(o.Loader, extra, met)
-	case o.Root == "":
-		return nil, fmt.Errorf("%w: no Root and no Loader: give the node's root (\"/\" for this node) or a Loader", ErrInvalidOptions)
+	case o.Node == nil:
+		return nil, fmt.Errorf("%w: no Node and no Loader: give the node's resolve.Options (a zero one reads this node's \"/\") or a Loader", ErrInvalidOptions)
+	case o.Node.Live != nil:
+		return nil, fmt.Errorf("%w: Node.Live: the shim asks the runtime at RuntimeEndpoint; leave it nil", ErrInvalidOptions)
 	default:
-		load = joinLoader(nodeLoader(o.RuntimeEndpoint, resolve.DirFS(o.Root), log), extra, met)
+		load = joinLoader(nodeLoader(o.RuntimeEndpoint, *o.Node, log), extra, met)
+	}
+	if o.ShutdownGrace < 0 {
+		return nil, fmt.Errorf("%w: ShutdownGrace %v: want 0 (5 s) or more", ErrInvalidOptions, o.ShutdownGrace)
 	}
 	s, err := newShim(ctx, listenPath, runtimePath, load, met, log)
 	if err != nil {
 		return nil, err
 	}
+	s.grace = cmp.Or(o.ShutdownGrace, s.grace)
 	if o.MetricsListen != "" {
 		if s.metricsLis, err = (&net.ListenConfig{}).Listen(ctx, "tcp", o.MetricsListen); err != nil {
-			s.Close()
+			_ = s.Close()
 			return nil, fmt.Errorf("cannot listen for metrics: %w", err)
 		}
 	}
@@ -138,7 +150,7 @@ func newShim(ctx context.Context, listenPath, runtimePath string, load loader, m
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the runtime: %w", err)
 	}
-	s := &Shim{upstream: upstream, runtimePath: runtimePath, listenPath: listenPath, load: load, log: log, metrics: met}
+	s := &Shim{upstream: upstream, runtimePath: runtimePath, listenPath: listenPath, load: load, log: log, metrics: met, grace: shutdownGrace}
 	if err := s.Reload(ctx); err != nil {
 		if !errors.Is(err, cri.ErrNoSocket) {
 			_ = upstream.Close()
@@ -155,17 +167,17 @@ func newShim(ctx context.Context, listenPath, runtimePath string, load loader, m
 		return nil, fmt.Errorf("cannot listen: %w", err)
 	}
 	if err := matchSocket(listenPath, runtimePath); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("cannot listen: %w", err)
 	}
 	return s, nil
 }
 
 // Serve answers CRI calls until ctx ends, then stops: calls in flight get
-// [ShutdownGrace] to finish. It removes the socket and releases the shim
+// Options.ShutdownGrace to finish. It removes the socket and releases the shim
 // when it returns; it returns nil after a clean stop.
 func (s *Shim) Serve(ctx context.Context) error {
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
@@ -201,7 +213,7 @@ func (s *Shim) Serve(ctx context.Context) error {
 
 // serveCRI serves the CRI on s.lis until ctx ends, then stops the gRPC
 // server gracefully (GOAWAY: no new calls) and cuts off the calls still
-// open after shutdownGrace.
+// open after the shutdown grace.
 func (s *Shim) serveCRI(ctx context.Context) error {
 	srv := s.newServer()
 	served := make(chan error, 1)
@@ -216,12 +228,12 @@ func (s *Shim) serveCRI(ctx context.Context) error {
 		srv.GracefulStop()
 		close(stopped)
 	}()
-	timer := time.NewTimer(shutdownGrace)
+	timer := time.NewTimer(s.grace)
 	defer timer.Stop()
 	select {
 	case <-stopped:
 	case <-timer.C:
-		s.log.Warn("calls still open at shutdown, cutting them off", "after", shutdownGrace)
+		s.log.Warn("calls still open at shutdown, cutting them off", "after", s.grace)
 		srv.Stop()
 		<-stopped
 	}
@@ -231,22 +243,6 @@ func (s *Shim) serveCRI(ctx context.Context) error {
 		return fmt.Errorf("serve on %s: %w", s.listenPath, err)
 	}
 	return nil
-}
-
-// ReloadOn calls Reload each time hup receives (SIGHUP, for `sandboxpin
-// shim`), until ctx ends, logging a failed reload; run it beside Serve.
-func (s *Shim) ReloadOn(ctx context.Context, hup <-chan os.Signal) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-hup:
-			s.log.Info("SIGHUP: reloading pin rules")
-			if err := s.Reload(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				s.log.Error("reload failed", "err", err)
-			}
-		}
-	}
 }
 
 // MetricsAddr returns the address the metrics are served on, nil without
@@ -275,16 +271,31 @@ func (s *Shim) Handler() http.Handler {
 }
 
 // Close releases a shim that will not serve, or no longer does: its
-// listeners, its socket and its runtime connection. Serve calls it.
-func (s *Shim) Close() {
+// listeners, its socket and its runtime connection. Serve calls it. It
+// returns the first error of releasing them (a socket file already gone is
+// none); a second Close returns nil.
+func (s *Shim) Close() error {
+	var errs []error
 	s.closeOnce.Do(func() {
 		if s.lis != nil {
-			_ = s.lis.Close()
-			_ = os.Remove(s.listenPath)
+			errs = append(errs, ignoreClosed(s.lis.Close()))
+			if err := os.Remove(s.listenPath); !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
 		}
 		if s.metricsLis != nil {
-			_ = s.metricsLis.Close()
+			errs = append(errs, ignoreClosed(s.metricsLis.Close()))
 		}
-		_ = s.upstream.Close()
+		errs = append(errs, s.upstream.Close())
 	})
+	return errors.Join(errs...)
+}
+
+// ignoreClosed drops the error of closing a listener that is closed
+// already (the gRPC and HTTP servers close theirs as they stop).
+func ignoreClosed(err error) error {
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
 }

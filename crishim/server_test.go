@@ -63,7 +63,7 @@ func TestSocketMatchesRuntime(t *testing.T) {
 	runtimePath := startFake(t, newFake())
 	require.NoError(t, os.Chmod(runtimePath, 0o640)) //nolint:gosec // G302: a socket mode other than the default, for the shim to copy
 	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-	serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Root: t.TempDir()})
+	serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Node: nodeOptions(t.TempDir())})
 	want, err := os.Stat(runtimePath)
 	require.NoError(t, err)
 	got, err := os.Stat(shimPath)
@@ -80,7 +80,7 @@ func TestMetrics(t *testing.T) {
 	runtimePath := startFake(t, newFake())
 	root := t.TempDir()
 	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-	s := serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Root: root,
+	s := serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Node: nodeOptions(root),
 		Pins: []string{"registry.example.com/infra/*", ""}})
 	h := s.Handler()
 	code, body := scrape(t, h, "/healthz")
@@ -140,7 +140,7 @@ func TestMetricsWaiting(t *testing.T) {
 	t.Parallel()
 	runtimePath := filepath.Join(shortTempDir(t), "rt.sock")
 	shimPath := filepath.Join(shortTempDir(t), "shim.sock")
-	s := serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Root: t.TempDir()})
+	s := serveShim(t, Options{Listen: shimPath, RuntimeEndpoint: runtimePath, Node: nodeOptions(t.TempDir())})
 	h := s.Handler()
 	code, body := scrape(t, h, "/healthz")
 	assert.Equal(t, http.StatusServiceUnavailable, code, "before the rules: %s", body)

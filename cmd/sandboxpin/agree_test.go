@@ -88,7 +88,7 @@ func TestMatcherAgreesOnCRIO(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = os.RemoveAll(dir) })
 		shimSock := filepath.Join(dir, "shim.sock")
-		o := crishim.Options{Listen: "unix://" + shimSock, RuntimeEndpoint: "unix://" + sock, Root: crioNode,
+		o := crishim.Options{Listen: "unix://" + shimSock, RuntimeEndpoint: "unix://" + sock, Node: nodeOptions(crioNode),
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, 1)

@@ -61,7 +61,7 @@
 // runs on; FIFOs, sockets and devices are refused, and every read is
 // bounded. SIGINT and SIGTERM cancel the command, which then ends within a
 // second whatever it is doing (exit 2); shim gives the calls in flight
-// crishim.ShutdownGrace first, and exits 0 after a clean stop.
+// its shutdown grace (5 s) first, and exits 0 after a clean stop.
 //
 // shim is the CRI proxy of package crishim: point the kubelet at --listen
 // and it forwards every call to the runtime, setting Image.Pinned on the

@@ -21,14 +21,18 @@ import (
 // exitServe is shim's exit code when serving failed after start-up.
 const exitServe = 1
 
-// shimExitGrace is how long `sandboxpin shim` may take to stop once
-// SIGINT or SIGTERM has cancelled its context: the calls in flight get
-// crishim.ShutdownGrace to finish, and a little more to close.
-const shimExitGrace = crishim.ShutdownGrace + time.Second
+// shimGrace is the shim's crishim.Options.ShutdownGrace: how long the calls
+// in flight get to finish once SIGINT or SIGTERM has cancelled its context.
+const shimGrace = 5 * time.Second
+
+// shimExitGrace is how long `sandboxpin shim` may take to stop: shimGrace,
+// and a little more to close.
+const shimExitGrace = shimGrace + time.Second
 
 func newShimCmd(ctx context.Context) *cobra.Command {
 	var (
-		o     crishim.Options
+		o     = crishim.Options{ShutdownGrace: shimGrace}
+		root  string
 		debug bool
 	)
 	c := &cobra.Command{
@@ -43,7 +47,7 @@ func newShimCmd(ctx context.Context) *cobra.Command {
 	fs := c.Flags()
 	fs.StringVar(&o.Listen, "listen", "", "the shim's CRI socket `URL`, unix:///path (required)")
 	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "the runtime's CRI socket `URL`, unix:///path (required)")
-	fs.StringVar(&o.Root, "root", "/", "the node's root file system `DIR`, read to resolve the sandbox image")
+	fs.StringVar(&root, "root", "/", "the node's root file system `DIR`, read to resolve the sandbox image")
 	o.PinsSource = resolve.ExtraSource // "--pin", as check labels them
 	fs.StringArrayVar(&o.Pins, "pin", nil, "an extra pin `PATTERN` (repeatable): a reference, a digest, prefix* or *keyword*")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics and /healthz on this `ADDR` (host:port; default: none)")
@@ -70,6 +74,7 @@ func newShimCmd(ctx context.Context) *cobra.Command {
 			level = slog.LevelDebug
 		}
 		o.Logger = slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+		o.Node = &resolve.Options{Root: resolve.DirFS(root)}
 		hup := make(chan os.Signal, 1)
 		signal.Notify(hup, syscall.SIGHUP)
 		defer signal.Stop(hup)
@@ -87,7 +92,19 @@ func serveShim(ctx context.Context, o crishim.Options, hup <-chan os.Signal) int
 		log.Error("cannot start", "err", err)
 		return exitError
 	}
-	go s.ReloadOn(ctx, hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				log.Info("SIGHUP: reloading pin rules")
+				if err := s.Reload(ctx); err != nil && !errors.Is(err, context.Canceled) {
+					log.Error("reload failed", "err", err)
+				}
+			}
+		}
+	}()
 	if s.Serve(ctx) != nil {
 		return exitServe
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/sandboxpin/sandboxpin/crishim"
 	"github.com/sandboxpin/sandboxpin/internal/criservertest"
 	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 func TestShimFlags(t *testing.T) {
@@ -71,7 +72,7 @@ func TestShimServes(t *testing.T) {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "shim.sock")
 	stderr := &runtimetest.SyncBuffer{}
-	o := crishim.Options{Listen: "unix://" + sock, RuntimeEndpoint: "unix://" + runtimePath, Root: t.TempDir(), MetricsListen: "127.0.0.1:0"}
+	o := crishim.Options{Listen: "unix://" + sock, RuntimeEndpoint: "unix://" + runtimePath, Node: nodeOptions(t.TempDir()), MetricsListen: "127.0.0.1:0"}
 	o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	hup := make(chan os.Signal, 1)
@@ -148,4 +149,9 @@ func httpGet(t *testing.T, url string) string {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", url, b.String())
 	return b.String()
+}
+
+// nodeOptions resolves the node under root, as `sandboxpin shim --root`.
+func nodeOptions(root string) *resolve.Options {
+	return &resolve.Options{Root: resolve.DirFS(root)}
 }
