@@ -102,8 +102,10 @@ check_graph() {
 		fi
 		return 0
 	fi
-	# sandboxpin's own module graph, as `> path version` lines.
-	allowed=$(cd "$repo" && go list -m all | sed 1d | sed 's/^/> /')
+	# sandboxpin's own module graph, as `> path version` lines: the root
+	# module's, outside the workspace, with its sibling modules (pin,
+	# reference) replaced by this checkout as scripts/modules.sh does.
+	allowed=$(bash "$repo/scripts/modules.sh" floor . list -m all | sed 1d | sed 's/^/> /')
 	# the modules the binary links, one path a line
 	linked=$(go version -m "$bin" | awk '$1 == "dep" || $1 == "=>" { print $2 }')
 	# modules that moved and that the binary does not link: their old line

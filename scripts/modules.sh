@@ -16,7 +16,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 MODULE=github.com/sandboxpin/sandboxpin
 
 # The modules, root first; go.work lists the same.
-modules() { (cd "$top" && go work edit -json | sed -n 's/.*"DiskPath": "\(.*\)".*/\1/p'); }
+modules() { (cd "$top" && GOWORK=$top/go.work go work edit -json | sed -n 's/.*"DiskPath": "\(.*\)".*/\1/p'); }
 
 # modfile DIR TMP: write TMP/go.mod and TMP/go.sum for DIR with a replace
 # for every sibling module.
@@ -27,7 +27,7 @@ modfile() {
 	for m in $(modules); do
 		path=$MODULE${m#.}
 		[ "${m#./}" = "${dir#./}" ] && continue
-		go mod edit -modfile="$tmp/go.mod" -replace="$path=$top/$m"
+		go mod edit -replace="$path=$top/$m" "$tmp/go.mod"
 	done
 }
 
@@ -35,7 +35,7 @@ modfile() {
 unreplace() {
 	local tmp=$1 m
 	for m in $(modules); do
-		go mod edit -modfile="$tmp/go.mod" -dropreplace="$MODULE${m#.}"
+		go mod edit -dropreplace="$MODULE${m#.}" "$tmp/go.mod"
 	done
 }
 
