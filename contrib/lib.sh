@@ -59,13 +59,20 @@ apply_patch() {
 		done
 	done
 	if [ "$sbp_required" = 1 ]; then
-		# Every sibling replaced by this checkout, required or not: the
-		# root module requires pin and reference.
-		for m in "$sbp" "$sbp/reference" "$sbp/pin"; do
-			go mod edit -replace="$m=$repo${m#"$sbp"}" || return
-		done
+		# Each required module and the siblings it requires, replaced by
+		# this checkout: the root module requires pin and reference, pin
+		# requires reference.
+		local reps=" "
 		for m in $mods; do
 			go mod edit -require="$m@$sbpv" || return
+			case "$m" in
+			"$sbp") reps="$reps$sbp $sbp/pin $sbp/reference " ;;
+			"$sbp/pin") reps="$reps$sbp/pin $sbp/reference " ;;
+			*) reps="$reps$m " ;;
+			esac
+		done
+		for m in "$sbp" "$sbp/pin" "$sbp/reference"; do
+			case "$reps" in *" $m "*) go mod edit -replace="$m=$repo${m#"$sbp"}" || return ;; esac
 		done
 	else
 		echo "build.sh: the patches import no sandboxpin package: no requirement added" >&2
