@@ -57,11 +57,14 @@ var facts = [numFacts][]Row{
 	ContainerdTaglessNeverPinned: {
 		{Containerd, Range{"2.0", ""}, "containerd %s never pins %s (%s), which is stored as %s: pinned_images compares strings, " +
 			"and a value without a tag never matches (containerd#13314); write %s there",
-			"internal/cri/server/images/image_pull.go getLabels compares pinned == ParseDockerRef(name).String() @v2.0.0, @v2.3.4; the fix (ec5c899a4, containerd#13336) is on main, in no tag read; seen live on 2.4.2"},
+			"internal/cri/server/images/image_pull.go getLabels compares each pinned_images value with == against the image name in its ParseDockerRef form " +
+				"@v2.0.0, @v2.2.10, @v2.3.7, @v2.4.2 and on main 301026e58; no tag or branch holds a fix: containerd#13336 and #13417 are open, " +
+				"#13501 (ec5c899a4) was closed unmerged; seen live on 2.2.9, 2.3.7, 2.4.2 (criinfo/cri TestLiveMatrix)"},
 	},
 	ContainerdNoSandboxReport: {
 		{Containerd, Range{"2.0", ""}, "containerd 2.x does not report its sandbox image over CRI and no config file sets it",
-			"seen live on 2.2.9 and 2.4.2 (criinfo testdata); the CRI plugin's exports added by containerd#13940 (plugins/cri/images/plugin.go @main 93f38adbc) are DiscardUnpackedLayers and RegistryConfigPath only"},
+			"seen live on 2.2.9 and 2.4.2 (criinfo testdata); plugins/cri/images/plugin.go sets no exports @v2.2.10, @v2.3.7, @v2.4.0-beta.0, " +
+				"and only DiscardUnpackedLayers and RegistryConfigPath @v2.4.2 (containerd#13940, 93f38adbc)"},
 	},
 	ContainerdAliasNeverPinned: {
 		{Containerd, Range{"1.6.22", ""}, "containerd %s never pins an alias spelling: %s (%s) is pinned only while the image is stored under that name, " +

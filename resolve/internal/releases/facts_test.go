@@ -1,0 +1,105 @@
+package releases
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// holdsTests are releases whose source was read at their tag, with whether
+// the fact holds there.
+var holdsTests = []struct {
+	name    string
+	fact    Fact   // fact looked up
+	version string // release, as tagged upstream without the "v"
+	want    bool   // whether the fact holds at version
+}{
+	// internal/cri/server/images/image_pull.go getLabels compares strings at
+	// each of these tags; no release holds a fix for containerd#13314.
+	{name: "tagless 2.0.0", fact: ContainerdTaglessNeverPinned, version: "2.0.0", want: true},
+	{name: "tagless 2.2.10", fact: ContainerdTaglessNeverPinned, version: "2.2.10", want: true},
+	{name: "tagless 2.3.7", fact: ContainerdTaglessNeverPinned, version: "2.3.7", want: true},
+	{name: "tagless 2.4.2", fact: ContainerdTaglessNeverPinned, version: "2.4.2", want: true},
+	{name: "tagless 1.7.35", fact: ContainerdTaglessNeverPinned, version: "1.7.35"}, // ParseDockerRef on both sides
+	{name: "never pins 1.6.21", fact: ContainerdNeverPins, version: "1.6.21", want: true},
+	{name: "never pins 1.6.22", fact: ContainerdNeverPins, version: "1.6.22"},
+	{name: "never pins 1.7.2", fact: ContainerdNeverPins, version: "1.7.2", want: true},
+	{name: "never pins 1.7.3", fact: ContainerdNeverPins, version: "1.7.3"},
+	{name: "CRI pulls 1.6.28", fact: ContainerdPinsCRIPulls, version: "1.6.28", want: true},
+	{name: "CRI pulls 1.6.29", fact: ContainerdPinsCRIPulls, version: "1.6.29"}, // 2d43994fb
+	{name: "CRI pulls 1.7.13", fact: ContainerdPinsCRIPulls, version: "1.7.13", want: true},
+	{name: "CRI pulls 1.7.14", fact: ContainerdPinsCRIPulls, version: "1.7.14"}, // 26c057423
+	{name: "not found 2.3.0-beta.0", fact: ContainerdSandboxNotFound, version: "2.3.0-beta.0", want: true},
+	{name: "not found 2.3.3", fact: ContainerdSandboxNotFound, version: "2.3.3", want: true},
+	{name: "not found 2.3.4", fact: ContainerdSandboxNotFound, version: "2.3.4"},               // containerd#13759
+	{name: "not found 2.4.0-beta.0", fact: ContainerdSandboxNotFound, version: "2.4.0-beta.0"}, // containerd#13513
+	{name: "pause pull off 2.3.7", fact: ContainerdPausePullOff, version: "2.3.7"},
+	{name: "pause pull off 2.4.0-beta.0", fact: ContainerdPausePullOff, version: "2.4.0-beta.0", want: true},
+	{name: "pause pull off 2.4.2", fact: ContainerdPausePullOff, version: "2.4.2", want: true},
+	{name: "config 4 2.3.0-beta.2", fact: ContainerdConfig4, version: "2.3.0-beta.2"},
+	{name: "config 4 2.3.0-rc.0", fact: ContainerdConfig4, version: "2.3.0-rc.0", want: true},
+}
+
+func TestFactHolds(t *testing.T) {
+	t.Parallel()
+	for _, tt := range holdsTests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v, err := ParseVersion(tt.version)
+			require.NoError(t, err)
+			_, got := tt.fact.Holds(v)
+			assert.Equal(t, tt.want, got, "%s.Holds(%s) = %t, want %t", factNames[tt.fact], tt.version, got, tt.want)
+		})
+	}
+}
+
+// TestFactReads checks that rows which once cited a branch, or a fix no
+// release holds, name the tags their source was read at instead.
+func TestFactReads(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		fact    Fact     // fact whose rows are checked
+		want    []string // what the first row's Read names
+		wantNot []string // claims the source at the tags disproves
+	}{
+		{
+			name: "tagless", fact: ContainerdTaglessNeverPinned,
+			want: []string{"internal/cri/server/images/image_pull.go getLabels", "@v2.2.10", "@v2.3.7", "@v2.4.2",
+				"main 301026e58", "containerd#13336 and #13417 are open", "#13501 (ec5c899a4) was closed unmerged"},
+			wantNot: []string{"the fix", "is on main"},
+		},
+		{
+			name: "no sandbox report", fact: ContainerdNoSandboxReport,
+			want:    []string{"plugins/cri/images/plugin.go", "@v2.3.7", "@v2.4.2 (containerd#13940"},
+			wantNot: []string{"@main"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			read := tt.fact.Rows()[0].Read
+			for _, s := range tt.want {
+				assert.Contains(t, read, s, "%s Read = %q, want it to name %q", factNames[tt.fact], read, s)
+			}
+			for _, s := range tt.wantNot {
+				assert.NotContains(t, read, s, "%s Read = %q, want no %q", factNames[tt.fact], read, s)
+			}
+		})
+	}
+}
+
+// TestReadsNameTags checks that no row cites a branch as where it was read:
+// a commit on main is in no release users run.
+func TestReadsNameTags(t *testing.T) {
+	t.Parallel()
+	for name, rows := range allRows() {
+		for i, r := range rows {
+			for _, s := range []string{"@main", "is on main"} {
+				assert.False(t, strings.Contains(r.Read, s), "%s row %d: Read = %q cites a branch (%q), not a tag", name, i, r.Read, s)
+			}
+		}
+	}
+}
