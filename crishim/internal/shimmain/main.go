@@ -15,18 +15,23 @@ import (
 	"syscall"
 
 	"github.com/sandboxpin/sandboxpin/crishim"
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 func main() {
-	var o crishim.Options
+	var (
+		o    crishim.Options
+		root string
+	)
 	fs := flag.NewFlagSet("shimmain", flag.ExitOnError)
 	fs.StringVar(&o.Listen, "listen", "", "the shim's socket")
 	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "the runtime's socket")
-	fs.StringVar(&o.Root, "root", "/", "the node's root")
+	fs.StringVar(&root, "root", "/", "the node's root")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", "", "host:port for /metrics")
 	fs.Func("pin", "an extra pattern (repeatable)", func(p string) error { o.Pins = append(o.Pins, p); return nil })
 	_ = fs.Parse(os.Args[1:]) // ExitOnError
 	o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	o.Node = &resolve.Options{Root: resolve.DirFS(root)}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
@@ -36,7 +41,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "shimmain:", err)
 		os.Exit(2)
 	}
-	go s.ReloadOn(ctx, hup)
+	go func() {
+		for range hup {
+			if err := s.Reload(ctx); err != nil {
+				o.Logger.Error("reload failed", "err", err)
+			}
+		}
+	}()
 	if err := s.Serve(ctx); err != nil {
 		os.Exit(1)
 	}
