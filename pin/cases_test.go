@@ -95,3 +95,72 @@ var crioCases = []struct {
 	{name: "empty matches nothing", patterns: []string{""}, image: "registry.k8s.io/pause:3.10", want: false},
 	{name: "unicode folding", patterns: []string{"*k8s*"}, image: "registry.\u212a8s.io/x", want: true},
 }
+
+// labeledImage is an image with Docker labels, which implements Labeled.
+type labeledImage struct {
+	image
+	labels map[string]string
+}
+
+func (i labeledImage) GetLabels() map[string]string { return i.labels }
+
+// criDockerdCases are cri-dockerd's --pinned-images and
+// --pinned-image-labels rules, as core/pinned.go applies them (the first
+// rows are its own TestPinnedImageMatcher's), on images as Docker lists
+// them.
+var criDockerdCases = []struct {
+	name      string
+	patterns  []string     // --pinned-images entries, compiled in CRIDockerdCompat mode
+	selectors []string     // --pinned-image-labels entries
+	sandbox   string       // WithSandboxImage
+	img       labeledImage // the image as Docker lists it
+	want      bool         // IsPinnedImage
+	kind      Kind         // Explain's kind when want
+}{
+	{name: "no selectors pins nothing", img: dockerImage([]string{"nginx:1.27"}, nil, nil), want: false},
+	{name: "exact reference", patterns: []string{"nginx:1.27"}, img: dockerImage([]string{"nginx:1.27"}, nil, nil), want: true, kind: KindExact},
+	{name: "exact reference is not another tag", patterns: []string{"nginx:1.27"}, img: dockerImage([]string{"nginx:1.28"}, nil, nil), want: false},
+	{name: "bare repository pins every tag", patterns: []string{"nginx"}, img: dockerImage([]string{"nginx:1.28"}, nil, nil), want: true, kind: KindRepository},
+	{name: "bare repository pins its digests", patterns: []string{"nginx"}, img: dockerImage(nil, []string{"nginx@sha256:" + hexA}, nil), want: true, kind: KindRepository},
+	{name: "bare repository is whole", patterns: []string{"nginx"}, img: dockerImage([]string{"nginx-proxy:1"}, nil, nil), want: false},
+	{name: "bare repository other", patterns: []string{"nginx"}, img: dockerImage([]string{"redis:7.4"}, nil, nil), want: false},
+	{name: "registry port is not a tag", patterns: []string{"localhost:5000/library/nginx"}, img: dockerImage([]string{"localhost:5000/library/nginx:1.27"}, nil, nil), want: true, kind: KindRepository},
+	{name: "port without path is exact", patterns: []string{"localhost:5000"}, img: dockerImage([]string{"localhost:5000"}, nil, nil), want: true, kind: KindExact},
+	{name: "prefix", patterns: []string{"registry.k8s.io/*"}, img: dockerImage([]string{"registry.k8s.io/pause:3.10"}, nil, nil), want: true, kind: KindPrefix},
+	{name: "prefix is raw and anchored", patterns: []string{"registry.k8s.io/*"}, img: dockerImage([]string{"evil.com/registry.k8s.io/x:1"}, nil, nil), want: false},
+	{name: "prefix reaches the tag", patterns: []string{"registry.k8s.io/pause:3.1*"}, img: dockerImage([]string{"registry.k8s.io/pause:3.10"}, nil, nil), want: true, kind: KindPrefix},
+	{name: "prefix is case-sensitive", patterns: []string{"Registry.k8s.io/*"}, img: dockerImage([]string{"registry.k8s.io/pause:3.10"}, nil, nil), want: false},
+	{name: "prefix matches digests", patterns: []string{"quay.io/team/*"}, img: dockerImage(nil, []string{"quay.io/team/app@sha256:" + hexA}, nil), want: true, kind: KindPrefix},
+	{name: "star alone pins every named image", patterns: []string{"*"}, img: dockerImage([]string{"anything:1"}, nil, nil), want: true, kind: KindPrefix},
+	{name: "star alone needs a name", patterns: []string{"*"}, img: dockerImage(nil, nil, nil), want: false},
+	{name: "only one trailing star is removed", patterns: []string{"a**"}, img: dockerImage([]string{"ab:1"}, nil, nil), want: false},
+	{name: "inner star is literal", patterns: []string{"a*b*"}, img: dockerImage([]string{"a*bc:1"}, nil, nil), want: true, kind: KindPrefix},
+	{name: "leading star is literal", patterns: []string{"*nginx"}, img: dockerImage([]string{"nginx:1"}, nil, nil), want: false},
+	{name: "repo digest", patterns: []string{"nginx@sha256:" + hexA}, img: dockerImage(nil, []string{"nginx@sha256:" + hexA}, nil), want: true, kind: KindExact},
+	{name: "no normalization", patterns: []string{"docker.io/library/nginx:1.27"}, img: dockerImage([]string{"nginx:1.27"}, nil, nil), want: false},
+	{name: "no normalization of bare repositories", patterns: []string{"docker.io/library/nginx"}, img: dockerImage([]string{"nginx:1.27"}, nil, nil), want: false},
+	{name: "no aliases", patterns: []string{"k8s.gcr.io/pause:3.10"}, img: dockerImage([]string{"registry.k8s.io/pause:3.10"}, nil, nil), want: false},
+	{name: "no implicit latest", patterns: []string{"nginx:latest"}, img: dockerImage([]string{"nginx:1.27"}, nil, nil), want: false},
+	{name: "entries are trimmed", patterns: []string{"  nginx:1.27\t"}, img: dockerImage([]string{"nginx:1.27"}, nil, nil), want: true, kind: KindExact},
+	{name: "blank entries are ignored", patterns: []string{"", "   "}, selectors: []string{"", "  "}, img: dockerImage([]string{"nginx:1.27"}, nil, nil), want: false},
+	{name: "untagged image", patterns: []string{"nginx"}, img: dockerImage([]string{"<none>:<none>"}, nil, nil), want: false},
+	{name: "the ID is never compared", patterns: []string{"sha256:" + hexA, hexA + "*"}, img: labeledImage{image: image{id: "sha256:" + hexA}}, want: false},
+	{name: "label key", selectors: []string{"org.opencontainers.image.version"}, img: dockerImage([]string{"nginx:1.27"}, nil, map[string]string{"org.opencontainers.image.version": "1.27"}), want: true, kind: KindLabel},
+	{name: "label key with an empty value", selectors: []string{"pin"}, img: dockerImage(nil, nil, map[string]string{"pin": ""}), want: true, kind: KindLabel},
+	{name: "label key and value", selectors: []string{"pin=yes"}, img: dockerImage(nil, nil, map[string]string{"pin": "yes"}), want: true, kind: KindLabel},
+	{name: "label value mismatch", selectors: []string{"pin=yes"}, img: dockerImage([]string{"nginx:1"}, nil, map[string]string{"pin": "no"}), want: false},
+	{name: "label value is cut at the first =", selectors: []string{"a=b=c"}, img: dockerImage(nil, nil, map[string]string{"a": "b=c"}), want: true, kind: KindLabel},
+	{name: "label selector trimmed", selectors: []string{" pin=yes "}, img: dockerImage(nil, nil, map[string]string{"pin": "yes"}), want: true, kind: KindLabel},
+	{name: "label missing", selectors: []string{"pin"}, img: dockerImage([]string{"busybox:1.37"}, nil, map[string]string{"maintainer": "busybox"}), want: false},
+	{name: "no labels given", selectors: []string{"pin"}, img: labeledImage{image: image{tags: []string{"nginx:1"}}}, want: false},
+	{name: "sandbox image", sandbox: "registry.k8s.io/pause:3.10", img: dockerImage([]string{"registry.k8s.io/pause:3.10"}, nil, nil), want: true, kind: KindSandbox},
+	{name: "sandbox image is exact", sandbox: "registry.k8s.io/pause:3.10", img: dockerImage([]string{"registry.k8s.io/pause:3.10.1"}, nil, nil), want: false},
+	{name: "sandbox image is raw", sandbox: "docker.io/library/pause:3.10", img: dockerImage([]string{"pause:3.10"}, nil, nil), want: false},
+	{name: "sandbox image against tags only", sandbox: "registry.k8s.io/pause@sha256:" + hexA, img: dockerImage(nil, []string{"registry.k8s.io/pause@sha256:" + hexA}, nil), want: false},
+	{name: "sandbox image without a tag", sandbox: "registry.k8s.io/pause", img: dockerImage([]string{"registry.k8s.io/pause:latest"}, nil, nil), want: false},
+}
+
+// dockerImage returns an image as Docker lists it, with its labels.
+func dockerImage(tags, digests []string, labels map[string]string) labeledImage {
+	return labeledImage{image: image{id: "sha256:" + hexB, tags: tags, digests: digests}, labels: labels}
+}

@@ -18,16 +18,19 @@ type options struct {
 	aliasesSet bool
 	mode       Mode
 	source     string
+	labels     []string // CRIDockerdCompat: WithImageLabels
+	sandbox    string   // CRIDockerdCompat: WithSandboxImage
 }
 
 // WithAliases sets the registry aliases that Strict patterns and image names
 // are canonicalized with. The default is [reference.DefaultAliases]; nil means
-// none. CRIOCompat ignores aliases.
+// none. CRIOCompat and CRIDockerdCompat ignore aliases.
 func WithAliases(a *reference.Aliases) Option {
 	return func(o *options) { o.aliases, o.aliasesSet = a, true }
 }
 
-// WithMode sets how patterns are read: [Strict] (the default) or [CRIOCompat].
+// WithMode sets how patterns are read: [Strict] (the default),
+// [CRIOCompat] or [CRIDockerdCompat].
 func WithMode(m Mode) Option {
 	return func(o *options) { o.mode = m }
 }
@@ -70,6 +73,27 @@ func WithSource(name string) Option {
 // and "" matches nothing. As in CRI-O, an image's names are its repo tags,
 // or its repo digests when it has no tag; never its ID. Where CRI-O panics at start-up ("*", or a pattern
 // that is not UTF-8), Compile returns an error.
+//
+// # CRIDockerdCompat patterns
+//
+// As cri-dockerd 0.4.7 and later read --pinned-images (cri-dockerd#571).
+// Each pattern is trimmed of white space, and then:
+//
+//   - "" pins nothing and is no rule;
+//   - "text*" pins a repo tag or repo digest that starts with text, raw and
+//     case-sensitive ("*" alone pins every image that has a name; only one
+//     trailing "*" is removed, other "*"s are literal);
+//   - a pattern with an "@", or with a ":" after its last "/", pins the repo
+//     tag or repo digest equal to it;
+//   - anything else is a bare repository: it pins every repo tag and repo
+//     digest of it ("localhost:5000/app" pins "localhost:5000/app:1").
+//
+// Nothing is normalized and no alias applies. Docker lists its names in
+// familiar form ("nginx:1.27"), so "docker.io/library/nginx:1.27" pins
+// nothing: [CRIDockerdNeverMatches] says which patterns cannot match, and
+// Compile accepts them, as cri-dockerd does. [WithImageLabels] adds the
+// --pinned-image-labels selectors and [WithSandboxImage] the sandbox image
+// cri-dockerd pins beside them. The image ID is never compared.
 func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 	o := options{}
 	for _, opt := range opts {
@@ -78,8 +102,11 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 	if !o.aliasesSet {
 		o.aliases = reference.DefaultAliases()
 	}
-	if o.mode > CRIOCompat {
+	if o.mode > CRIDockerdCompat {
 		return nil, fmt.Errorf("pin: unknown mode %d", uint8(o.mode))
+	}
+	if o.mode != CRIDockerdCompat && (len(o.labels) > 0 || o.sandbox != "") {
+		return nil, fmt.Errorf("pin: image labels and a sandbox image need mode %s, not %s", CRIDockerdCompat, o.mode)
 	}
 	c := compiler{
 		m: &Matcher{
@@ -106,12 +133,24 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 			c.m.hubAliased = c.m.hubAliased || slices.ContainsFunc(hub, func(h string) bool { return strings.EqualFold(h, d) })
 		}
 	}
+	if o.mode == CRIDockerdCompat {
+		c.m.dockerd = &criDockerdRules{sandbox: o.sandbox}
+		if o.sandbox != "" {
+			c.m.dockerd.sandboxR = c.rule(-1, o.sandbox, KindSandbox)
+		}
+		for i, p := range o.labels {
+			c.addCRIDockerdLabel(i, p)
+		}
+	}
 	var errs []error
 	for i, p := range patterns {
 		var err error
-		if o.mode == CRIOCompat {
+		switch o.mode {
+		case CRIOCompat:
 			err = c.addCRIO(i, p)
-		} else {
+		case CRIDockerdCompat:
+			c.addCRIDockerd(i, p)
+		default:
 			err = c.addStrict(i, p)
 		}
 		if err != nil {

@@ -136,3 +136,51 @@ func ExampleMatcher_IsPinned_digest() {
 	// false
 	// true
 }
+
+// dockerImage stands in for a Docker image summary adapted by a
+// cri-dockerd shim: it has labels, which the CRI Image does not.
+type dockerImage struct {
+	criImage
+	Labels map[string]string
+}
+
+func (i *dockerImage) GetLabels() map[string]string { return i.Labels }
+
+// What cri-dockerd 0.4.7 and later pin with --pinned-images,
+// --pinned-image-labels and its sandbox image: raw strings against the
+// familiar names Docker lists, so a fully qualified Docker Hub name pins
+// nothing, and CRIDockerdNeverMatches says so.
+func ExampleCRIDockerdNeverMatches() {
+	patterns := []string{"nginx", "docker.io/library/redis:7.4", "registry.k8s.io/coredns/*"}
+	m, err := pin.Compile(patterns, pin.WithMode(pin.CRIDockerdCompat),
+		pin.WithImageLabels("tier=platform"), pin.WithSandboxImage("registry.k8s.io/pause:3.10"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, img := range []*dockerImage{
+		{criImage: criImage{RepoTags: []string{"nginx:1.27"}}},
+		{criImage: criImage{RepoTags: []string{"redis:7.4"}}},
+		{criImage: criImage{RepoTags: []string{"registry.k8s.io/coredns/coredns:v1.12.0"}}},
+		{criImage: criImage{RepoTags: []string{"registry.k8s.io/pause:3.10"}}},
+		{criImage: criImage{RepoTags: []string{"busybox:1.37"}}, Labels: map[string]string{"tier": "platform"}},
+	} {
+		if got, ok := m.Explain(img); ok {
+			fmt.Println(img.RepoTags[0], "pinned:", got.Kind, got.Name)
+		} else {
+			fmt.Println(img.RepoTags[0], "not pinned")
+		}
+	}
+	for _, p := range patterns {
+		if reason, never := pin.CRIDockerdNeverMatches(p); never {
+			fmt.Printf("%s: %s\n", p, reason)
+		}
+	}
+	// Output:
+	// nginx:1.27 pinned: repository nginx:1.27
+	// redis:7.4 not pinned
+	// registry.k8s.io/coredns/coredns:v1.12.0 pinned: prefix registry.k8s.io/coredns/coredns:v1.12.0
+	// registry.k8s.io/pause:3.10 pinned: sandbox registry.k8s.io/pause:3.10
+	// busybox:1.37 pinned: label tier=platform
+	// docker.io/library/redis:7.4: Docker lists Docker Hub images without "docker.io/" (as "redis:7.4"), and cri-dockerd compares raw strings
+}

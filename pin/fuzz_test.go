@@ -179,3 +179,89 @@ func FuzzCRIOCompat(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCRIDockerdCompat compares CRIDockerdCompat with criDockerdReference,
+// cri-dockerd's rules written out one entry at a time. Every argument but
+// sandbox is a list, one item a line; labels are "key=value" lines.
+func FuzzCRIDockerdCompat(f *testing.F) {
+	for _, tt := range criDockerdCases {
+		var labels []string
+		for k, v := range tt.img.labels {
+			labels = append(labels, k+"="+v)
+		}
+		f.Add(strings.Join(tt.patterns, "\n"), strings.Join(tt.selectors, "\n"), tt.sandbox,
+			strings.Join(tt.img.tags, "\n"), strings.Join(tt.img.digests, "\n"), strings.Join(labels, "\n"))
+	}
+	f.Fuzz(func(t *testing.T, patterns, selectors, sandbox, tags, digests, labels string) {
+		lines := func(s string) []string {
+			if s == "" {
+				return nil
+			}
+			return strings.Split(s, "\n")
+		}
+		pl, sl := lines(patterns), lines(selectors)
+		img := labeledImage{image: image{id: "sha256:" + hexA, tags: lines(tags), digests: lines(digests)}}
+		for _, l := range lines(labels) {
+			if img.labels == nil {
+				img.labels = make(map[string]string)
+			}
+			k, v, _ := strings.Cut(l, "=")
+			img.labels[k] = v
+		}
+		m, err := Compile(pl, WithMode(CRIDockerdCompat), WithImageLabels(sl...), WithSandboxImage(sandbox))
+		if err != nil {
+			t.Fatalf("Compile(%q, %q, %q, CRIDockerdCompat) = %v; cri-dockerd accepts every entry", pl, sl, sandbox, err)
+		}
+		want := criDockerdReference(pl, sl, sandbox, img.tags, img.digests, img.labels)
+		if got := m.IsPinnedImage(img); got != want {
+			t.Fatalf("CRIDockerdCompat %q %q %q: IsPinnedImage(%+v) = %v, the reference says %v", pl, sl, sandbox, img, got, want)
+		}
+		match, ok := m.Explain(img)
+		if ok != want {
+			t.Fatalf("CRIDockerdCompat %q: Explain(%+v) = %+v, %v, want ok %v", pl, img, match, ok, want)
+		}
+		if ok && match.Kind != KindLabel && match.Kind != KindSandbox {
+			// The rule Explain names pins the name it names, alone.
+			alone := criDockerdReference([]string{pl[match.Index]}, nil, "", []string{match.Name}, nil, nil)
+			if pl[match.Index] != match.Pattern || !alone {
+				t.Fatalf("CRIDockerdCompat %q: Explain(%+v) = %+v, which does not pin its name", pl, img, match)
+			}
+		}
+		if j := Join(nil, m); j.IsPinnedImage(img) != want {
+			t.Fatalf("Join(%q).IsPinnedImage(%+v) != %v", pl, img, want)
+		}
+		// IsPinned reads a name with an "@" as a repo digest, else as a repo tag.
+		for _, n := range slices.Concat(img.tags, img.digests) {
+			ts, ds := []string{n}, []string(nil)
+			if strings.Contains(n, "@") {
+				ts, ds = nil, ts
+			}
+			if got, want := m.IsPinned(n), criDockerdReference(pl, nil, sandbox, ts, ds, nil); got != want {
+				t.Fatalf("CRIDockerdCompat %q sandbox %q: IsPinned(%q) = %v, the reference says %v", pl, sandbox, n, got, want)
+			}
+		}
+		// A pattern CRIDockerdNeverMatches reports pins no name Docker lists.
+		for _, p := range pl {
+			reason, never := CRIDockerdNeverMatches(p)
+			if never != (reason != "") {
+				t.Fatalf("CRIDockerdNeverMatches(%q) = %q, %v", p, reason, never)
+			}
+			if !never {
+				continue
+			}
+			for _, n := range slices.Concat(img.tags, img.digests) {
+				// Not a name Docker lists. Familiar keeps "docker.io/" where
+				// the path would read as a domain ("docker.io/0.0/x"), but
+				// Docker drops it there too (distribution/reference
+				// familiarizeName, v0.6.0) and lists "0.0/x".
+				ref, err := reference.Parse(n)
+				if err != nil || ref.Familiar() != n || strings.HasPrefix(n, "docker.io/") {
+					continue
+				}
+				if criDockerdReference([]string{p}, nil, "", []string{n}, nil, nil) {
+					t.Fatalf("CRIDockerdNeverMatches(%q) = %q, but it pins %q, as Docker lists it", p, reason, n)
+				}
+			}
+		}
+	})
+}

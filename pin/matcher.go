@@ -21,8 +21,8 @@ type Image interface {
 type Match struct {
 	Pattern string // the pattern exactly as given to Compile
 	Source  string // the label given with WithSource
-	Name    string // the image's tag, repo digest or ID that matched
-	Index   int    // the pattern's index in the patterns given to Compile
+	Name    string // the image's tag, repo digest or ID that matched; for KindLabel, "key=value" of the image's label
+	Index   int    // the pattern's index in the patterns given to Compile (KindLabel: in WithImageLabels; KindSandbox: -1)
 	Kind    Kind   // how the rule matched
 }
 
@@ -54,8 +54,9 @@ type Matcher struct {
 	keywords      []affix            // lower-case substrings of the canonical name
 	rare          []rareGroup        // keywords by their rarest byte; nil: use pairs
 
-	crio  []crioRule // CRIOCompat mode
-	parts []*Matcher // Join
+	crio    []crioRule       // CRIOCompat mode
+	dockerd *criDockerdRules // CRIDockerdCompat mode
+	parts   []*Matcher       // Join
 	// fast is what a Join asks to answer IsPinned and IsPinnedImage: its
 	// Strict parts that share aliases merged into one matcher (see
 	// mergeStrict), then its other parts. Nil when merging saves nothing.
@@ -99,6 +100,10 @@ const noRule = -1
 // the name says which tag the digest carries. Ask [Matcher.IsPinnedImage]
 // with the image's tags, digests and ID, as a runtime stores them, to
 // judge an image.
+//
+// In CRIDockerdCompat mode, a name with an "@" is read as a repo digest
+// and any other as a repo tag, which the sandbox image may equal; image
+// IDs and labels are not names, and pin nothing here.
 func (m *Matcher) IsPinned(image string) bool {
 	if m == nil {
 		return false
@@ -125,7 +130,9 @@ func (m *Matcher) IsPinned(image string) bool {
 // IsPinnedImage reports whether any of img's repo tags, repo digests or its
 // ID is pinned. A nil img is not pinned. In CRIOCompat mode, as CRI-O does,
 // only the names CRI-O stores count: the repo tags, or the repo digests of an
-// image without tags; never the ID.
+// image without tags; never the ID. In CRIDockerdCompat mode, as cri-dockerd
+// does, the repo tags and repo digests count, and the image's labels when
+// img implements [Labeled]; never the ID.
 func (m *Matcher) IsPinnedImage(img Image) bool {
 	if m != nil && m.fast != nil && img != nil {
 		for _, p := range m.fast {
@@ -141,31 +148,41 @@ func (m *Matcher) IsPinnedImage(img Image) bool {
 
 // Explain reports the first rule that pins img and the name it matched,
 // trying repo tags, then repo digests, then the ID (in CRIOCompat mode the
-// names IsPinnedImage says).
+// names IsPinnedImage says). In CRIDockerdCompat mode it tries the sandbox
+// image against the repo tags, then the labels, then the repo tags and repo
+// digests, and a name's first rule in pattern order.
 func (m *Matcher) Explain(img Image) (Match, bool) {
 	hit, ok := m.explain(img)
 	if !ok {
 		return Match{}, false
 	}
 	r := hit.m.rules[hit.rule]
-	return Match{Pattern: r.pattern, Source: r.source, Name: hit.name, Index: r.index, Kind: r.kind}, true
+	name := hit.name
+	if r.kind == KindLabel {
+		name += "=" + hit.label
+	}
+	return Match{Pattern: r.pattern, Source: r.source, Name: name, Index: r.index, Kind: r.kind}, true
 }
 
 type hit struct {
-	m    *Matcher
-	rule int
-	name string
+	m     *Matcher
+	rule  int
+	name  string
+	label string // KindLabel: the label's value; name is its key
 }
 
 func (m *Matcher) explain(img Image) (hit, bool) {
 	if m == nil || img == nil {
 		return hit{}, false
 	}
+	if m.dockerd != nil {
+		return m.explainCRIDockerd(img)
+	}
 	if len(m.rules) > 0 { // a Join has no rules of its own, only parts
 		var memo nameMemo
 		for _, s := range img.GetRepoTags() {
 			if r := m.find(s, &memo); r != noRule {
-				return hit{m, r, s}, true
+				return hit{m: m, rule: r, name: s}, true
 			}
 		}
 		// CRI-O matches its patterns against the names it stores, never the
@@ -178,13 +195,13 @@ func (m *Matcher) explain(img Image) (hit, bool) {
 		if !crio || len(img.GetRepoTags()) == 0 {
 			for _, s := range img.GetRepoDigests() {
 				if r := m.find(s, &memo); r != noRule {
-					return hit{m, r, s}, true
+					return hit{m: m, rule: r, name: s}, true
 				}
 			}
 		}
 		if id := img.GetId(); id != "" && !crio {
 			if r := m.findID(id); r != noRule {
-				return hit{m, r, id}, true
+				return hit{m: m, rule: r, name: id}, true
 			}
 		}
 	}
@@ -206,8 +223,11 @@ func (m *Matcher) findID(id string) int {
 
 // find returns the rule that pins the name s, or noRule.
 func (m *Matcher) find(s string, memo *nameMemo) int {
-	if m.mode == CRIOCompat {
+	switch m.mode {
+	case CRIOCompat:
 		return m.findCRIO(s)
+	case CRIDockerdCompat:
+		return m.dockerd.isPinned(s)
 	}
 	if len(s) > reference.MaxInputLength {
 		return noRule // no reference is that long; do not hash or scan it
@@ -659,7 +679,9 @@ func scanDomain(s string) (slash int, upper, dotOrColon bool) {
 // Len returns the number of rules m holds: the patterns given to Compile,
 // summed over a Join's parts, less the "" ones in Strict mode, which are
 // ignored (in CRIOCompat mode "" is a rule, as CRI-O compiles it: it pins
-// only an empty name, which no image has). A nil m has none.
+// only an empty name, which no image has). In CRIDockerdCompat mode, blank
+// patterns and label selectors are no rules, and the sandbox image and each
+// label selector are one. A nil m has none.
 func (m *Matcher) Len() int {
 	if m == nil {
 		return 0

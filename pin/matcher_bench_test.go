@@ -169,3 +169,62 @@ func BenchmarkCompile(b *testing.B) {
 		}
 	}
 }
+
+// benchCRIDockerdPatterns returns what a cri-dockerd node might pass: n
+// exact references in Docker's familiar form, 10 bare repositories, 10
+// prefixes; benchCRIDockerdMatcher adds 5 label selectors and the sandbox
+// image.
+func benchCRIDockerdPatterns(n int) []string {
+	p := []string{"registry.k8s.io/coredns/coredns:v1.12.0"}
+	for i := 1; i < n; i++ {
+		p = append(p, fmt.Sprintf("team%d/app:%d.0", i, i))
+	}
+	for i := range 10 {
+		p = append(p, fmt.Sprintf("registry.example.com/platform%d", i))
+	}
+	for i := range 10 {
+		p = append(p, fmt.Sprintf("registry%d.example.org/*", i))
+	}
+	return p
+}
+
+func benchCRIDockerdMatcher(tb testing.TB, n int) *Matcher {
+	tb.Helper()
+	m, err := Compile(benchCRIDockerdPatterns(n), WithMode(CRIDockerdCompat),
+		WithImageLabels("io.example.pin", "tier=platform", "a", "b=c", "d"),
+		WithSandboxImage("registry.k8s.io/pause:3.10"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// benchCRIDockerdImages are images as Docker lists them: familiar names,
+// one tag and one digest each, with labels.
+var benchCRIDockerdImages = []struct {
+	name string
+	img  labeledImage
+}{
+	{"sandbox-hit", dockerImage([]string{"registry.k8s.io/pause:3.10"}, []string{"registry.k8s.io/pause@sha256:" + hexA}, nil)},
+	{"exact-hit", dockerImage([]string{"team7/app:7.0"}, []string{"team7/app@sha256:" + hexA}, nil)},
+	{"repository-hit", dockerImage([]string{"registry.example.com/platform3:1"}, []string{"registry.example.com/platform3@sha256:" + hexA}, nil)},
+	{"prefix-hit", dockerImage([]string{"registry7.example.org/x/y:1"}, []string{"registry7.example.org/x/y@sha256:" + hexA}, nil)},
+	{"label-hit", dockerImage([]string{"busybox:1.37"}, []string{"busybox@sha256:" + hexA}, map[string]string{"maintainer": "x", "tier": "platform"})},
+	{"miss", dockerImage([]string{"busybox:1.37"}, []string{"busybox@sha256:" + hexA}, map[string]string{"maintainer": "x"})},
+}
+
+// BenchmarkCRIDockerdCompat is IsPinnedImage in CRIDockerdCompat mode:
+// 1,000 exact references, 10 repositories, 10 prefixes, 5 label selectors
+// and the sandbox image.
+func BenchmarkCRIDockerdCompat(b *testing.B) {
+	m := benchCRIDockerdMatcher(b, 1000)
+	for _, c := range benchCRIDockerdImages {
+		img := &c.img
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.IsPinnedImage(img)
+			}
+		})
+	}
+}

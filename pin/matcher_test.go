@@ -195,7 +195,7 @@ func TestJoin(t *testing.T) {
 
 func TestModeText(t *testing.T) {
 	t.Parallel()
-	for _, m := range []Mode{Strict, CRIOCompat} {
+	for _, m := range []Mode{Strict, CRIOCompat, CRIDockerdCompat} {
 		b, err := m.MarshalText()
 		require.NoError(t, err)
 		var back Mode
@@ -209,6 +209,11 @@ func TestModeText(t *testing.T) {
 	_, err = Compile(nil, WithMode(9))
 	assert.Error(t, err)
 	assert.Equal(t, "glob", KindGlob.String())
+	for k, want := range map[Kind]string{KindRepository: "repository", KindPrefix: "prefix", KindLabel: "label", KindSandbox: "sandbox"} {
+		assert.Equal(t, want, k.String())
+	}
+	assert.Equal(t, "cri-dockerd-compat", CRIDockerdCompat.String())
+	assert.Equal(t, "Kind(99)", Kind(99).String())
 }
 
 // TestIsPinnedDoesNotAllocate enforces the hot-path promise: canonical names,

@@ -16,6 +16,12 @@ const (
 	// raw, case-insensitive strings, unanchored globs. Tools use it to
 	// predict what a CRI-O node pins.
 	CRIOCompat
+	// CRIDockerdCompat reproduces what cri-dockerd 0.4.7 and later do with
+	// their --pinned-images and --pinned-image-labels flags: raw,
+	// case-sensitive strings compared with Docker's familiar names, exact
+	// references, bare repositories and trailing-"*" prefixes. Tools use it
+	// to predict what a cri-dockerd node pins; see cridockerd.go.
+	CRIDockerdCompat
 )
 
 var (
@@ -23,34 +29,38 @@ var (
 	_ encoding.TextUnmarshaler = (*Mode)(nil)
 )
 
-// String returns "strict" or "crio-compat".
+// String returns "strict", "crio-compat" or "cri-dockerd-compat".
 func (m Mode) String() string {
 	switch m {
 	case Strict:
 		return "strict"
 	case CRIOCompat:
 		return "crio-compat"
+	case CRIDockerdCompat:
+		return "cri-dockerd-compat"
 	}
 	return fmt.Sprintf("Mode(%d)", uint8(m))
 }
 
 // MarshalText returns the name that String returns.
 func (m Mode) MarshalText() ([]byte, error) {
-	if m > CRIOCompat {
+	if m > CRIDockerdCompat {
 		return nil, fmt.Errorf("pin: unknown mode %d", uint8(m))
 	}
 	return []byte(m.String()), nil
 }
 
-// UnmarshalText accepts "strict" and "crio-compat".
+// UnmarshalText accepts "strict", "crio-compat" and "cri-dockerd-compat".
 func (m *Mode) UnmarshalText(text []byte) error {
 	switch string(text) {
 	case "strict":
 		*m = Strict
 	case "crio-compat":
 		*m = CRIOCompat
+	case "cri-dockerd-compat":
+		*m = CRIDockerdCompat
 	default:
-		return fmt.Errorf("pin: unknown mode %q, want strict or crio-compat", text)
+		return fmt.Errorf("pin: unknown mode %q, want strict, crio-compat or cri-dockerd-compat", text)
 	}
 	return nil
 }
@@ -59,15 +69,20 @@ func (m *Mode) UnmarshalText(text []byte) error {
 type Kind uint8
 
 // The kinds of rule. Strict mode uses Tag, Digest, ImageID, Glob and
-// Keyword; CRIOCompat uses Exact, Contains and Keyword.
+// Keyword; CRIOCompat uses Exact, Contains and Keyword; CRIDockerdCompat
+// uses Exact, Repository, Prefix, Label and Sandbox.
 const (
-	KindTag      Kind = iota + 1 // a reference with a tag: equal after canonicalization
-	KindDigest                   // a reference with a digest: a repo digest of an equivalent repository
-	KindImageID                  // a bare digest or image ID: the image ID or any repo digest
-	KindGlob                     // "prefix*": an anchored prefix of the canonical name
-	KindKeyword                  // "*text*": a case-insensitive substring
-	KindExact                    // CRIOCompat: a case-insensitive whole-string match
-	KindContains                 // CRIOCompat "text*": an unanchored case-insensitive match
+	KindTag        Kind = iota + 1 // a reference with a tag: equal after canonicalization
+	KindDigest                     // a reference with a digest: a repo digest of an equivalent repository
+	KindImageID                    // a bare digest or image ID: the image ID or any repo digest
+	KindGlob                       // "prefix*": an anchored prefix of the canonical name
+	KindKeyword                    // "*text*": a case-insensitive substring
+	KindExact                      // CRIOCompat: a case-insensitive whole-string match; CRIDockerdCompat: a case-sensitive one
+	KindContains                   // CRIOCompat "text*": an unanchored case-insensitive match
+	KindRepository                 // CRIDockerdCompat: a bare repository, raw, any tag or digest of it
+	KindPrefix                     // CRIDockerdCompat "text*": a raw prefix of the whole name, tag included
+	KindLabel                      // CRIDockerdCompat: an image label selector, "key" or "key=value"
+	KindSandbox                    // CRIDockerdCompat: the sandbox image, equal to a repo tag
 )
 
 // String returns the kind's name, such as "tag" or "glob".
@@ -87,6 +102,14 @@ func (k Kind) String() string {
 		return "exact"
 	case KindContains:
 		return "contains"
+	case KindRepository:
+		return "repository"
+	case KindPrefix:
+		return "prefix"
+	case KindLabel:
+		return "label"
+	case KindSandbox:
+		return "sandbox"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
