@@ -19,11 +19,18 @@ type Image interface {
 
 // Match says which rule pinned an image.
 type Match struct {
-	Pattern string // the pattern exactly as given to Compile
-	Source  string // the label given with WithSource
-	Name    string // the image's tag, repo digest or ID that matched; for KindLabel, "key=value" of the image's label
-	Index   int    // the pattern's index in the patterns given to Compile (KindLabel: in WithImageLabels; KindSandbox: -1)
-	Kind    Kind   // how the rule matched
+	// Pattern is the pattern exactly as given to Compile.
+	Pattern string `json:"pattern"`
+	// Source is the label given with WithSource.
+	Source string `json:"source,omitempty"`
+	// Name is the image's tag, repo digest or ID that matched; for
+	// KindLabel, "key=value" of the image's label.
+	Name string `json:"name"`
+	// Index is the pattern's index in the patterns given to Compile
+	// (KindLabel: in WithImageLabels; KindSandbox: -1).
+	Index int `json:"index"`
+	// Kind is how the rule matched; JSON holds its name ("tag", "glob").
+	Kind Kind `json:"kind,omitempty"`
 }
 
 // Matcher decides whether an image is pinned. Build it with [Compile] or

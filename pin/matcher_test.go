@@ -1,6 +1,7 @@
 package pin
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -346,4 +347,28 @@ func TestLen(t *testing.T) {
 		})
 	}
 	assert.False(t, crio.IsPinned("quay.io/team/app:1"), "an empty CRI-O pattern pins no name")
+}
+
+// TestMatchJSON: a Match round-trips through JSON with its kind as a name;
+// an unknown kind name is an error.
+func TestMatchJSON(t *testing.T) {
+	t.Parallel()
+	m := Match{Pattern: "k8s.gcr.io/pause:3.10", Source: "node", Name: "registry.k8s.io/pause:3.10", Index: 2, Kind: KindTag}
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"pattern":"k8s.gcr.io/pause:3.10","source":"node","name":"registry.k8s.io/pause:3.10","index":2,"kind":"tag"}`, string(b))
+	var back Match
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, m, back)
+	for k := KindTag; k <= KindSandbox; k++ {
+		var got Kind
+		require.NoError(t, got.UnmarshalText([]byte(k.String())), "kind %d", k)
+		assert.Equal(t, k, got)
+	}
+	assert.Error(t, json.Unmarshal([]byte(`{"kind":"nonsense"}`), &back))
+	b, err = json.Marshal(Match{})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"pattern":"","name":"","index":0}`, string(b), "the zero Match: no kind")
+	_, err = json.Marshal(Match{Kind: KindSandbox + 1})
+	assert.Error(t, err)
 }

@@ -114,5 +114,36 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// MarshalText returns the name that String returns.
-func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+// MarshalText returns the name that String returns, "" for the zero Kind
+// (no match); a kind outside the constants above is an error.
+func (k Kind) MarshalText() ([]byte, error) {
+	if k == 0 {
+		return nil, nil
+	}
+	if k > KindSandbox {
+		return nil, fmt.Errorf("pin: unknown kind %d", uint8(k))
+	}
+	return []byte(k.String()), nil
+}
+
+// UnmarshalText accepts the names that String returns for the constants
+// above ("tag", "glob", ...) and "" for the zero Kind; any other text is an
+// error: the set is closed.
+func (k *Kind) UnmarshalText(text []byte) error {
+	if len(text) == 0 {
+		*k = 0
+		return nil
+	}
+	for c := KindTag; c <= KindSandbox; c++ {
+		if string(text) == c.String() {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("pin: unknown kind %q", text)
+}
+
+var (
+	_ encoding.TextUnmarshaler = (*Kind)(nil)
+	_ encoding.TextUnmarshaler = (*Mode)(nil)
+)
