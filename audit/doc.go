@@ -1,6 +1,6 @@
-// Package audit gives the verdict on one node: is its sandbox image safe
-// from the kubelet's image garbage collection and available to an offline
-// pod start, and if not, what exactly to change.
+// Package audit gives the verdict on one node: does it run pods, is its
+// sandbox image safe from the kubelet's image garbage collection and
+// available to an offline pod start, and if not, what exactly to change.
 //
 // Resolve the node, ask its runtime for its images and for its own lookup
 // of the configured name, then judge:
@@ -8,19 +8,34 @@
 //	res, err := resolve.Resolve(ctx, resolve.Options{Live: client})
 //	images, err := client.Images(ctx)                     // ListImages
 //	img, err := client.ImageStatus(ctx, res.SandboxImage) // the runtime's own lookup
-//	v, err := audit.Judge(res, images, img.GetId() != "")
+//	lookup := audit.LookupNotFound
+//	if img.GetId() != "" {
+//		lookup = audit.LookupFound
+//	}
+//	v, err := audit.Judge(res, audit.Observation[*runtimeapi.Image]{Images: images, Lookup: lookup})
 //	if !v.Protected() {
 //		fmt.Println(v.Status, v.Fix.Message)
 //	}
 //
+// Offline, as an installer or `sandboxpin audit --images` does, read what
+// `crictl images -o json` printed with [ReadImages] and leave the lookup
+// [LookupNotAsked]: Judge then predicts it with [PredictLookup], the way
+// each runtime looks its sandbox image up:
+//
+//	images, err := audit.ReadImages(f)
+//	v, err := audit.Judge(res, audit.Observation[*audit.ListedImage]{Images: images})
+//
 // [Judge] reads nothing itself: it takes what the caller got from a live
-// runtime (criinfo/cri), a `crictl images -o json` capture, or a test. The
-// verdict is data: a [Status] to switch on, the sandbox image as stored
-// ([Sandbox]: under which name, spelled how, pinned or not), every image
-// with the rule that must pin it and the runtime's own flag, typed findings
-// (a [resolve.Note] each, of this package's kinds), and one recommended fix
-// ([resolve.Fix]). sandboxpin's audit, serve and node-problem-detector
-// summary render it; none of them decides anything of its own.
+// runtime (criinfo/cri), a `crictl images -o json` capture, or a test, as
+// an [Observation], a struct that may grow. The verdict is data: a
+// [Status] to switch on, the sandbox image as stored ([Sandbox]: under
+// which name, spelled how, pinned or not), every image with the rule that
+// must pin it and the runtime's own flag, typed findings (a [resolve.Note]
+// each: the verdict's own, of this package's kinds, and the resolved
+// node's that matter), the fixes for them ([resolve.Fix]), the most urgent
+// first, and the one recommended first. sandboxpin's audit, serve and
+// node-problem-detector summary render it; none of them decides anything
+// of its own.
 //
 // # What counts
 //
@@ -32,7 +47,21 @@
 // (containerd, CRI-O and cri-dockerd alike: seen live in TestKubeletGC of
 // internal/kubelettest). Any other image that the result's
 // [resolve.Result.Matcher] pins must be pinned by the runtime too; one that
-// is not is a finding, not a status: the status speaks of the sandbox image.
+// is not is a finding, not a status: the status speaks of the sandbox image,
+// or of the node as a whole when it runs no pods at all ([WillNotStart]:
+// a fix of the result with [resolve.UrgencyStops], such as kubelet 1.35 or
+// later with --pod-infra-container-image still set; give resolve the
+// kubelet's version to know it).
+//
+// # Order and authority
+//
+// Findings and fixes go by the urgency of the fix ([resolve.Urgency]): what
+// stops the node, then what leaves the sandbox image unprotected or
+// missing, then the rest. The runtime's report outranks the result's
+// predictions: when the runtime stores the sandbox image as configured and
+// pins it, the result's fixes of urgency [resolve.UrgencyUnprotected] (what
+// it expected the runtime's release not to pin) are left out of the
+// verdict; they stay in the result.
 //
 // # Concurrency
 //

@@ -27,8 +27,11 @@ func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix 
 		switch n.Kind {
 		case resolve.ContainerdNeverPins, resolve.CRIDockerdNeverPins, resolve.CRIONeverPins:
 			f := resolve.Fix{Answers: n.Kind, Action: resolve.ActionShim, Component: res.Runtime}
-			if res.Fix != nil && res.Fix.Answers == n.Kind {
-				f = *res.Fix
+			for _, g := range resultFixes(res) {
+				if g.Answers == n.Kind {
+					f = g
+					break
+				}
 			}
 			f.Message = "no configuration can: " + n.Message
 			return &f

@@ -1,6 +1,10 @@
 package audit
 
 import (
+	"encoding/json"
+	"errors"
+	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +26,7 @@ func FuzzJudge(f *testing.F) {
 			return // resolve reports such an image as a conflict
 		}
 		img := image{id: "sha256:" + hex64, tags: split(tags), digests: split(digests), pinned: pinned}
-		v, err := Judge(res, []image{img}, storedAs)
+		v, err := Judge(res, Observation[image]{Images: []image{img}, Lookup: looked(storedAs)})
 		if configured == "" {
 			if err == nil {
 				t.Fatal("no error for an empty sandbox image")
@@ -59,4 +63,39 @@ func split(s string) []string {
 		return nil
 	}
 	return strings.Split(s, "\n")
+}
+
+// FuzzReadImages reads arbitrary input as `crictl images -o json`: no
+// panic; an error wraps ErrInvalidImages and comes with no images; images
+// read hold no nil and read back the same from their own JSON.
+func FuzzReadImages(f *testing.F) {
+	for _, tt := range badImages {
+		f.Add(tt.in)
+	}
+	if b, err := os.ReadFile("testdata/crictl-images.json"); err == nil {
+		f.Add(string(b))
+	}
+	f.Add(`{"images": []}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		images, err := ReadImages(strings.NewReader(in))
+		if err != nil {
+			if images != nil || !errors.Is(err, ErrInvalidImages) {
+				t.Fatalf("ReadImages(%q) = %v, %v", in, images, err)
+			}
+			return
+		}
+		if slices.Contains(images, nil) {
+			t.Fatalf("ReadImages(%q) holds a nil image", in)
+		}
+		b, err := json.Marshal(struct {
+			Images []*ListedImage `json:"images"`
+		}{images})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := ReadImages(strings.NewReader(string(b)))
+		if err != nil || !reflect.DeepEqual(images, again) {
+			t.Fatalf("ReadImages of its own JSON %s = %v, %v; want %v", b, again, err, images)
+		}
+	})
 }

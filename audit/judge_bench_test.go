@@ -26,7 +26,7 @@ func BenchmarkJudge(b *testing.B) {
 		b.Run(fmt.Sprintf("images=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				v, err := Judge(res, images, true)
+				v, err := Judge(res, Observation[*image]{Images: images, Lookup: LookupFound})
 				if err != nil || v.Status != OK {
 					b.Fatal(v, err)
 				}

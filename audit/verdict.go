@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sandboxpin/sandboxpin/pin"
@@ -12,6 +13,27 @@ import (
 // ErrNoSandboxImage is returned by [Judge] when the result names no sandbox
 // image: nothing can be judged. The error says why, from the result's notes.
 var ErrNoSandboxImage = errors.New("the sandbox image cannot be told")
+
+// ErrInvalidObservation is wrapped by the error of [Judge] for an
+// [Observation] that contradicts itself (the runtime's lookup found the
+// sandbox image, but it lists no image at all) or holds a [Lookup] that is
+// none of the constants.
+var ErrInvalidObservation = errors.New("invalid observation")
+
+// Observation is what the runtime reports, for [Judge]: its images and its
+// own lookup of the configured sandbox image name. The zero value is a
+// runtime that lists no image and was not asked for its lookup. Fields may
+// be added: set them by name.
+type Observation[I Image] struct {
+	// Images are the stored images, as ListImages lists them: the
+	// generated *runtimeapi.Image of k8s.io/cri-api, a [*ListedImage] from
+	// [ReadImages], or any other [Image].
+	Images []I
+	// Lookup is what the runtime's own lookup of the configured name
+	// (ImageStatus with res.SandboxImage exactly) found; [LookupNotAsked]
+	// has Judge predict it from Images with [PredictLookup].
+	Lookup Lookup
+}
 
 // Image is what a verdict reads of a stored image: its names and the
 // runtime's own pinned flag. The generated *runtimeapi.Image of
@@ -24,9 +46,18 @@ type Image interface {
 // Status is the verdict on the sandbox image, as a stable word.
 type Status string
 
-// The statuses, from the worst. Every status but OK means that the kubelet
-// may delete the sandbox image, or that a pod cannot start offline.
+// The statuses, from the worst. Every status but OK means that the node
+// runs no pods, that the kubelet may delete the sandbox image, or that a
+// pod cannot start offline.
 const (
+	// WillNotStart: the node runs no pods as configured, whatever its
+	// images: a finding of the result whose fix has
+	// [resolve.UrgencyStops], such as kubelet 1.35 or later with
+	// --pod-infra-container-image left in a drop-in (the kubelet does not
+	// start), a containerd config version the release refuses, or an image
+	// reference CRI-O refuses. [Verdict.Sandbox] still says how the sandbox
+	// image is stored.
+	WillNotStart Status = "will-not-start"
 	// Absent: no stored image is the sandbox image, under any spelling.
 	Absent Status = "absent"
 	// Unpinned: the runtime stores it but reports pinned=false.
@@ -80,10 +111,25 @@ type Verdict struct {
 	Unprotected int `json:"unprotected"`
 	// Conflicts counts the resolved node's conflicts.
 	Conflicts int `json:"conflicts"`
-	// Findings are the verdict's own findings, the worst first.
+	// Findings are the verdict's own findings (of this package's kinds)
+	// and those of the resolved node that matter to it (every conflict,
+	// and every note that a fix answers), the most urgent first: by the
+	// urgency of the fix that answers each (one with none counts as
+	// [resolve.UrgencyOther]), the verdict's own first within an urgency.
 	Findings []resolve.Note `json:"findings"`
-	// Fix is the one change recommended first, nil when none is needed.
+	// Fix is the one change recommended first, Fixes[0]; nil when none is
+	// offered. It may be set when the status is OK: a conflict that does
+	// not leave the sandbox image unprotected still has a fix.
 	Fix *resolve.Fix `json:"fix,omitempty"`
+	// Fixes are every change offered, the answer to each finding that has
+	// one, the most urgent first ([resolve.Fix.Urgency]): the verdict's
+	// own (of urgency [resolve.UrgencyUnprotected]) before the result's
+	// within an urgency. Left out are a result's fix that the verdict's
+	// own repeats, and, when the runtime reports the sandbox image stored
+	// as configured and pinned, the result's of urgency
+	// UrgencyUnprotected: its predictions of what the runtime pins, which
+	// the runtime's own report outranks (their notes stay in the result).
+	Fixes []resolve.Fix `json:"fixes"`
 }
 
 // Protected reports whether the status is [OK].
@@ -100,8 +146,12 @@ type Sandbox struct {
 	// Spelling is how StoredAs relates to the configured name.
 	Spelling Spelling `json:"spelling,omitempty"`
 	// StoredAsConfigured reports whether the runtime's own lookup of the
-	// configured name finds it, as given to Judge.
+	// configured name finds it: as given to Judge, or predicted with
+	// [PredictLookup] when Lookup is [LookupNotAsked].
 	StoredAsConfigured bool `json:"storedAsConfigured"`
+	// Lookup is the runtime's own lookup as given to Judge; "" (omitted)
+	// when it was not asked and StoredAsConfigured is a prediction.
+	Lookup Lookup `json:"lookup,omitempty"`
 	// Pinned is the runtime's own flag on the stored image.
 	Pinned bool `json:"pinned"`
 }
@@ -134,22 +184,41 @@ type Rule struct {
 }
 
 // Judge returns the verdict on the node res describes, from what its
-// runtime reports: images as ListImages lists them, and whether its own
-// lookup of the configured name (ImageStatus with res.SandboxImage exactly)
-// finds an image. The rules are res.Matcher's; names compare under the
-// aliases res was resolved with. A result without a sandbox image is an
-// error wrapping [ErrNoSandboxImage].
-func Judge[I Image](res *resolve.Result, images []I, storedAsConfigured bool) (*Verdict, error) {
+// runtime reports (obs): the images as ListImages lists them, and whether
+// its own lookup of the configured name (ImageStatus with res.SandboxImage
+// exactly) finds an image, or, not asked, what [PredictLookup] predicts.
+// The rules are res.Matcher's; names compare under the aliases res was
+// resolved with. A result without a sandbox image is an error wrapping
+// [ErrNoSandboxImage]; an observation that contradicts itself one wrapping
+// [ErrInvalidObservation].
+func Judge[I Image](res *resolve.Result, obs Observation[I]) (*Verdict, error) {
 	if res == nil || res.SandboxImage == "" {
 		return nil, noSandbox(res)
+	}
+	images := obs.Images
+	var storedAsConfigured bool
+	switch obs.Lookup {
+	case LookupNotAsked:
+		storedAsConfigured = PredictLookup(res.Runtime, res.SandboxImage, images)
+	case LookupFound:
+		if len(images) == 0 {
+			return nil, fmt.Errorf("audit: %w: the runtime's lookup of %s found an image, but the runtime lists no image at all",
+				ErrInvalidObservation, res.SandboxImage)
+		}
+		storedAsConfigured = true
+	case LookupNotFound:
+	default:
+		return nil, fmt.Errorf("audit: %w: Lookup %q: want %q, %q or %q (not asked)",
+			ErrInvalidObservation, string(obs.Lookup), LookupFound, LookupNotFound, LookupNotAsked)
 	}
 	must, err := res.Matcher()
 	if err != nil {
 		return nil, err
 	}
+	aliases := res.Aliases()
 	// The runtime's own rules, read its way (crio-compat on CRI-O),
 	// without the Strict sandbox-image rule Matcher adds.
-	own, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode), pin.WithAliases(res.Aliases()),
+	own, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode), pin.WithAliases(aliases),
 		pin.WithSource("node ("+res.Runtime+")"))
 	if err != nil {
 		return nil, err
@@ -157,20 +226,25 @@ func Judge[I Image](res *resolve.Result, images []I, storedAsConfigured bool) (*
 	v := &Verdict{
 		Runtime: res.Runtime, RuntimeVersion: usedVersion(res), SandboxImage: res.SandboxImage,
 		Images: make([]ImageVerdict, 0, len(images)), Conflicts: len(res.Conflicts), Findings: []resolve.Note{},
+		Fixes: []resolve.Fix{},
 	}
-	v.Sandbox.StoredAsConfigured = storedAsConfigured
+	v.Sandbox.StoredAsConfigured, v.Sandbox.Lookup = storedAsConfigured, obs.Lookup
 	// The sandbox image's other spellings, looked up as pin looks names up:
 	// canonical names without parsing. Nil when it is no reference (CRI-O
 	// starts with some such; resolve reports it): then only the exact
 	// string matches.
-	same, _ := pin.Compile([]string{res.SandboxImage}, pin.WithAliases(res.Aliases()))
+	same, _ := pin.Compile([]string{res.SandboxImage}, pin.WithAliases(aliases))
 	var sandbox Image
 	for _, img := range images {
+		if isNil(img) {
+			continue
+		}
 		iv := ImageVerdict{ID: img.GetId(), Name: label(img), RuntimePinned: img.GetPinned()}
 		if sandbox == nil {
 			if name, sp, ok := matchName(same, img, res.SandboxImage); ok {
 				sandbox, iv.Sandbox, iv.Name = img, true, name
-				v.Sandbox = Sandbox{Present: true, StoredAs: name, Spelling: sp, StoredAsConfigured: storedAsConfigured, Pinned: img.GetPinned()}
+				v.Sandbox = Sandbox{Present: true, StoredAs: name, Spelling: sp, StoredAsConfigured: storedAsConfigured,
+					Lookup: obs.Lookup, Pinned: img.GetPinned()}
 			}
 		}
 		if m, ok := must.Explain(img); ok {
@@ -197,22 +271,26 @@ func Judge[I Image](res *resolve.Result, images []I, storedAsConfigured bool) (*
 	return v, nil
 }
 
-// judge sets the status, the findings and the fix.
+// judge sets the status, the findings and the fixes: the verdict's own on
+// the sandbox image, then the result's, most urgent first.
 func (v *Verdict) judge(res *resolve.Result, sandbox Image) {
 	s := &v.Sandbox
+	var fixes []resolve.Fix // the verdict's own
 	switch {
 	case !s.Present:
 		v.Status = Absent
 		v.find(SandboxAbsent, "the sandbox image %s (%s) is not in the runtime's image store: pods cannot start offline; "+
 			"pre-pull it under that name", v.SandboxImage, v.Runtime)
-		v.Fix = &resolve.Fix{Answers: SandboxAbsent, Action: resolve.ActionPull, To: v.SandboxImage,
-			Message: "pull " + v.SandboxImage + " into the runtime's image store under that very name"}
+		fixes = append(fixes, resolve.Fix{Answers: SandboxAbsent, Action: resolve.ActionPull, To: v.SandboxImage,
+			Message: "pull " + v.SandboxImage + " into the runtime's image store under that very name"})
 	case !s.Pinned:
 		v.Status = Unpinned
 		v.find(SandboxUnpinned, "%s does not pin its sandbox image %s (stored as %s): the kubelet's image GC may delete it; "+
 			"run a pinning CRI shim, upgrade the runtime, or configure the exact stored name", v.Runtime, v.SandboxImage, s.StoredAs)
+		fixes = append(fixes, *fix(res, sandbox, SandboxUnpinned))
 	case !s.StoredAsConfigured:
 		v.Status = NotStoredAsConfigured
+		fixes = append(fixes, *fix(res, sandbox, SandboxNotStoredAsConfigured))
 	default:
 		v.Status = OK
 	}
@@ -225,11 +303,98 @@ func (v *Verdict) judge(res *resolve.Result, sandbox Image) {
 				iv.Name, iv.Rule.Pattern, iv.Rule.Source, v.Runtime)
 		}
 	}
-	switch v.Status {
-	case Unpinned:
-		v.Fix = fix(res, sandbox, SandboxUnpinned)
-	case NotStoredAsConfigured:
-		v.Fix = fix(res, sandbox, SandboxNotStoredAsConfigured)
+	for i := range fixes {
+		fixes[i].Urgency = resolve.UrgencyUnprotected
+	}
+	v.Fixes = append(v.Fixes, fixes...)
+	for _, f := range resultFixes(res) {
+		if v.Status == OK && f.Urgency == resolve.UrgencyUnprotected {
+			// What the result predicts the runtime leaves unprotected,
+			// the runtime reports protected: its report outranks the
+			// prediction (a k3s node's short name, stored in full and
+			// pinned, needs no edit of a file k3s writes).
+			continue
+		}
+		if !slices.ContainsFunc(fixes, func(g resolve.Fix) bool { return sameChange(f, g) }) {
+			v.Fixes = append(v.Fixes, f)
+		}
+	}
+	byUrgency := func(a, b resolve.Fix) int { return a.Urgency.Compare(b.Urgency) }
+	slices.SortStableFunc(v.Fixes, byUrgency)
+	if len(v.Fixes) > 0 {
+		f := v.Fixes[0]
+		v.Fix = &f
+		if f.Urgency == resolve.UrgencyStops {
+			v.Status = WillNotStart
+		}
+	}
+	v.resultFindings(res)
+}
+
+// resultFixes returns the result's fixes: Fixes, or for a Result made
+// without them (by hand), Fix alone.
+func resultFixes(res *resolve.Result) []resolve.Fix {
+	if len(res.Fixes) == 0 && res.Fix != nil {
+		return []resolve.Fix{*res.Fix}
+	}
+	return res.Fixes
+}
+
+// sameChange reports whether f and g ask for the same change, whatever
+// their messages and urgencies say.
+func sameChange(f, g resolve.Fix) bool {
+	f.Message, g.Message, f.Urgency, g.Urgency = "", "", "", ""
+	return f == g
+}
+
+// resultFindings adds the result's findings that matter to the node
+// (every conflict, and every note a fix answers) after the verdict's own,
+// and orders them all by the urgency of the fix that answers each, stably.
+func (v *Verdict) resultFindings(res *resolve.Result) {
+	// The fix of the finding's kind at the finding's origin, else the
+	// first of its kind.
+	urgency := func(n resolve.Note) (resolve.Urgency, bool) {
+		var first *resolve.Fix
+		for i, f := range v.Fixes {
+			if f.Answers != n.Kind {
+				continue
+			}
+			if n.Origin != "" && n.Origin == f.Where() {
+				return f.Urgency, true
+			}
+			if first == nil {
+				first = &v.Fixes[i]
+			}
+		}
+		if first == nil {
+			return resolve.UrgencyOther, false
+		}
+		return first.Urgency, true
+	}
+	type finding struct {
+		resolve.Note
+		urgency resolve.Urgency
+	}
+	all := make([]finding, 0, len(v.Findings)+len(res.Conflicts))
+	for _, n := range v.Findings {
+		// The verdict's own speak of images the kubelet may delete or a
+		// pod start may miss.
+		all = append(all, finding{n, resolve.UrgencyUnprotected})
+	}
+	for _, c := range res.Conflicts {
+		n := resolve.Note{Kind: c.Kind, Component: c.Component, Version: c.Version, Origin: c.Origin, Message: c.Message}
+		u, _ := urgency(n)
+		all = append(all, finding{n, u})
+	}
+	for _, n := range res.Notes {
+		if u, ok := urgency(n); ok {
+			all = append(all, finding{n, u})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b finding) int { return a.urgency.Compare(b.urgency) })
+	v.Findings = v.Findings[:0]
+	for _, f := range all {
+		v.Findings = append(v.Findings, f.Note)
 	}
 }
 

@@ -25,6 +25,14 @@ func (i image) GetRepoTags() []string    { return i.tags }
 func (i image) GetRepoDigests() []string { return i.digests }
 func (i image) GetPinned() bool          { return i.pinned }
 
+// looked is the Lookup of a runtime that was asked.
+func looked(found bool) Lookup {
+	if found {
+		return LookupFound
+	}
+	return LookupNotFound
+}
+
 const (
 	stored = "registry.k8s.io/pause:3.10.1"
 	alias  = "k8s.gcr.io/pause:3.10.1"
@@ -60,6 +68,7 @@ func TestJudge(t *testing.T) {
 	tests := []struct {
 		name     string
 		root     fstest.MapFS    // the node's files
+		res      *resolve.Result // instead of resolving root, when not nil
 		opts     resolve.Options // besides Root
 		images   []image         // ListImages
 		stored   bool            // the runtime's own lookup of the configured name finds it
@@ -80,22 +89,24 @@ func TestJudge(t *testing.T) {
 			// configured one, not the first tag.
 			name: "the matched tag, not the first", root: containerd2(stored), opts: resolve.Options{RuntimeVersion: "1.6.20"},
 			images: []image{{id: "sha256:1", tags: []string{mirror, stored}}}, stored: true,
-			want: Unpinned, wantAs: stored, wantSp: SpellingExact, wantKind: []resolve.Kind{SandboxUnpinned},
+			want: Unpinned, wantAs: stored, wantSp: SpellingExact, wantKind: []resolve.Kind{SandboxUnpinned, resolve.ContainerdNeverPins},
 			wantFix: &resolve.Fix{Answers: resolve.ContainerdNeverPins, Action: resolve.ActionUpgrade, Version: "1.6.29"},
 			wantMsg: "no configuration can: containerd 1.6.20 never reports Image.pinned",
 		},
 		{
 			name: "an alias spelling, unpinned", root: containerd3(alias), opts: resolve.Options{RuntimeVersion: "2.4.2"},
 			images: []image{{id: "sha256:1", tags: []string{"docker.io/library/busybox:1", stored}}},
-			want:   Unpinned, wantAs: stored, wantSp: SpellingAlias, wantKind: []resolve.Kind{SandboxUnpinned, SandboxNotStoredAsConfigured},
-			wantFix: &resolve.Fix{Answers: SandboxUnpinned, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
-			wantMsg: "configure the sandbox image as " + stored + ", the name it is stored under, in place of " + alias + " (/etc/containerd/config.toml:3)",
+			want:   Unpinned, wantAs: stored, wantSp: SpellingAlias,
+			wantKind: []resolve.Kind{SandboxUnpinned, SandboxNotStoredAsConfigured, resolve.ContainerdAliasNeverPinned, resolve.FrozenRegistry},
+			wantFix:  &resolve.Fix{Answers: SandboxUnpinned, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+			wantMsg:  "configure the sandbox image as " + stored + ", the name it is stored under, in place of " + alias + " (/etc/containerd/config.toml:3)",
 		},
 		{
 			name: "an alias spelling, pinned through a shim", root: containerd3(alias), opts: resolve.Options{RuntimeVersion: "2.4.2"},
 			images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
-			want:   NotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias, wantKind: []resolve.Kind{SandboxNotStoredAsConfigured},
-			wantFix: &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+			want:   NotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias,
+			wantKind: []resolve.Kind{SandboxNotStoredAsConfigured, resolve.ContainerdAliasNeverPinned, resolve.FrozenRegistry},
+			wantFix:  &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
 		},
 		{
 			// Never advise to configure a name on the frozen registry.
@@ -116,8 +127,9 @@ func TestJudge(t *testing.T) {
 			// default aliases do not know the mirror.
 			name: "the result's aliases", root: containerd3(mirror), opts: resolve.Options{RuntimeVersion: "2.4.2", Aliases: mirrored},
 			images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
-			want:   NotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias, wantKind: []resolve.Kind{SandboxNotStoredAsConfigured},
-			wantFix: &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+			want:   NotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias,
+			wantKind: []resolve.Kind{SandboxNotStoredAsConfigured, resolve.ContainerdAliasNeverPinned},
+			wantFix:  &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
 		},
 		{
 			// CRI-O pins a name equal up to case, but looks up the
@@ -129,7 +141,10 @@ func TestJudge(t *testing.T) {
 			wantFix: &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/crio/crio.conf", Line: 2, To: stored},
 		},
 		{
-			name: "by image ID", root: containerd3("sha256:" + hex64), opts: resolve.Options{RuntimeVersion: "2.4.2"},
+			// By hand: resolve notes an ID as a short name
+			// (containerd-short-never-pinned, with a fix that
+			// prefixes docker.io/library/).
+			name: "by image ID", res: &resolve.Result{Runtime: "containerd", SandboxImage: "sha256:" + hex64, Pins: []string{"sha256:" + hex64}},
 			images: []image{{id: "sha256:" + hex64, tags: []string{stored}, pinned: true}}, stored: true,
 			want: OK, wantAs: "sha256:" + hex64, wantSp: SpellingExact,
 		},
@@ -137,8 +152,11 @@ func TestJudge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := resolveNode(t, tt.root, tt.opts)
-			v, err := Judge(res, tt.images, tt.stored)
+			res := tt.res
+			if res == nil {
+				res = resolveNode(t, tt.root, tt.opts)
+			}
+			v, err := Judge(res, Observation[image]{Images: tt.images, Lookup: looked(tt.stored)})
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, v.Status)
 			assert.Equal(t, tt.want == OK, v.Protected())
@@ -170,20 +188,24 @@ const hex64 = "7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"
 // pin and the runtime does not.
 func TestJudgeCounts(t *testing.T) {
 	t.Parallel()
-	res := &resolve.Result{Runtime: "containerd", SandboxImage: stored, Pins: []string{stored, "busybox:1"}, Conflicts: make([]resolve.Conflict, 2)}
+	res := &resolve.Result{Runtime: "containerd", SandboxImage: stored, Pins: []string{stored, "busybox:1"}, Conflicts: []resolve.Conflict{
+		{Kind: resolve.KubeadmDiffers, Message: "kubeadm pre-pulls another image"},
+		{Kind: resolve.ConfigMistake, Message: "a key containerd ignores"},
+	}}
 	images := []image{
 		{id: "sha256:1", tags: []string{stored}, pinned: true},
 		{id: "sha256:2", tags: []string{"docker.io/library/busybox:1"}},
 		{id: "sha256:3", tags: []string{"docker.io/library/nginx:1"}},
 	}
-	v, err := Judge(res, images, true)
+	v, err := Judge(res, Observation[image]{Images: images, Lookup: LookupFound})
 	require.NoError(t, err)
 	assert.Equal(t, OK, v.Status, "the status speaks of the sandbox image")
 	assert.Equal(t, 2, v.MustPin)
 	assert.Equal(t, 1, v.Unprotected)
 	assert.Equal(t, 2, v.Conflicts)
-	require.Len(t, v.Findings, 1)
+	require.Len(t, v.Findings, 3, "the image, then the result's conflicts")
 	assert.Equal(t, ImageUnprotected, v.Findings[0].Kind)
+	assert.Equal(t, resolve.KubeadmDiffers, v.Findings[1].Kind)
 	require.Len(t, v.Images, 3)
 	assert.True(t, v.Images[0].Sandbox)
 	assert.Equal(t, &Rule{Pattern: "busybox:1", Source: "node (containerd)", Name: "docker.io/library/busybox:1"}, v.Images[1].Rule)
@@ -194,12 +216,12 @@ func TestJudgeCounts(t *testing.T) {
 func TestJudgeNoSandboxImage(t *testing.T) {
 	t.Parallel()
 	for _, res := range []*resolve.Result{nil, {}, {Runtime: "containerd"}} {
-		v, err := Judge[image](res, nil, false)
+		v, err := Judge(res, Observation[image]{})
 		assert.Nil(t, v)
 		assert.ErrorIs(t, err, ErrNoSandboxImage)
 	}
 	res := resolveNode(t, fstest.MapFS{"etc/containerd/config.toml": {Data: []byte("version = 3\n")}}, resolve.Options{})
-	_, err := Judge[image](res, nil, false)
+	_, err := Judge(res, Observation[image]{})
 	require.ErrorIs(t, err, ErrNoSandboxImage)
 	assert.Contains(t, err.Error(), "cannot tell containerd's sandbox image", "the result's note says why")
 }

@@ -172,6 +172,25 @@
 // ignored key, a missing import, an invalid reference) are conflicts with a
 // zero B.
 //
+// # Fixes
+//
+// Each finding that a change answers has a [Fix] in Result.Fixes, as data
+// (the file, line and key to edit or remove, or an action), with its
+// [Urgency]: [UrgencyStops] when the node runs no pods as configured (the
+// kubelet or the runtime does not start, or starts no pod sandbox),
+// [UrgencyUnprotected] when the sandbox image is left unprotected from
+// image GC or missing offline, [UrgencyOther] for the rest. Fixes go most
+// urgent first, in the order found within an urgency; Result.Fix is the
+// first. Package audit merges them with its own, from the runtime's images.
+//
+// # JSON
+//
+// A Result marshals to JSON with every field it holds, the aliases it was
+// compared with included (Result.AliasRules, key "aliases", omitted for the
+// defaults), so that a Result read back from `sandboxpin resolve -o json`
+// gives the same Matcher and the same audit verdict as the one Resolve
+// returned.
+//
 // # Pinning by the runtime itself
 //
 // With the runtime's version known, notes say when the runtime will not set

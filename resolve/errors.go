@@ -38,6 +38,10 @@ var (
 // error for these: every source is absent.
 var ErrNoRoot = errors.New("the node's root file system cannot be read")
 
+// ErrInvalidUrgency is wrapped by the error of [Urgency.UnmarshalText] for
+// a word that is no urgency.
+var ErrInvalidUrgency = errors.New("invalid urgency")
+
 // checkRoot returns an error wrapping [ErrNoRoot], naming the root, when
 // fsys is nil or a [DirFS] whose directory is missing or no directory.
 // Other file systems are the caller's: one may serve some files and no

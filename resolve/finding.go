@@ -1,6 +1,9 @@
 package resolve
 
 import (
+	"cmp"
+	"encoding"
+	"fmt"
 	"strconv"
 
 	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
@@ -169,9 +172,61 @@ type Fix struct {
 	// for [ActionUpgrade].
 	Component string `json:"component,omitempty"`
 	Version   string `json:"version,omitempty"`
+	// Urgency says how much the finding it answers matters; "" (a Fix
+	// made by hand) counts as [UrgencyOther].
+	Urgency Urgency `json:"urgency,omitempty"`
 	// Message says it for people.
 	Message string `json:"message"`
 }
+
+// Urgency is how much the finding a [Fix] answers matters to the node, as
+// a stable word. The set is closed: [UrgencyStops], [UrgencyUnprotected]
+// and [UrgencyOther], from the most urgent; "" counts as UrgencyOther.
+type Urgency string
+
+// The urgencies, from the most urgent.
+const (
+	// UrgencyStops: the node runs no pods as configured. The kubelet or
+	// the runtime does not start (kubelet 1.35 and later with
+	// --pod-infra-container-image, a containerd config version the
+	// release refuses, an image reference CRI-O refuses), or the runtime
+	// starts no pod sandbox (containerd 2.3.0–2.3.3 with a short name).
+	UrgencyStops Urgency = "stops"
+	// UrgencyUnprotected: the sandbox image is not protected from the
+	// kubelet's image garbage collection, or not available to an offline
+	// pod start.
+	UrgencyUnprotected Urgency = "unprotected"
+	// UrgencyOther: any other conflict or mistake.
+	UrgencyOther Urgency = "other"
+)
+
+// Compare returns -1 when u is more urgent than v, +1 when less, and 0
+// when they are equally urgent: sort fixes with
+// slices.SortStableFunc(fixes, func(a, b Fix) int { return a.Urgency.Compare(b.Urgency) }).
+func (u Urgency) Compare(v Urgency) int { return cmp.Compare(u.rank(), v.rank()) }
+
+func (u Urgency) rank() int {
+	switch u {
+	case UrgencyStops:
+		return 0
+	case UrgencyUnprotected:
+		return 1
+	}
+	return 2
+}
+
+// UnmarshalText accepts the urgencies and "", and refuses any other word
+// with an error wrapping [ErrInvalidUrgency].
+func (u *Urgency) UnmarshalText(text []byte) error {
+	switch v := Urgency(text); v {
+	case "", UrgencyStops, UrgencyUnprotected, UrgencyOther:
+		*u = v
+		return nil
+	}
+	return fmt.Errorf("%w: %q: want %q, %q or %q", ErrInvalidUrgency, text, UrgencyStops, UrgencyUnprotected, UrgencyOther)
+}
+
+var _ encoding.TextUnmarshaler = (*Urgency)(nil)
 
 // Where returns "Path:Line", or Path when the line is unknown; "" for a
 // nil Fix.

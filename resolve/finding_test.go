@@ -1,8 +1,11 @@
 package resolve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,14 +65,14 @@ func TestFix(t *testing.T) {
 			// the k8s.gcr.io spelling, and the flag removed, not set.
 			name: "the sample node", files: sampleNode,
 			want: Fix{Answers: ContainerdAliasNeverPinned, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey,
-				From: "k8s.gcr.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10.1", Message: "set the sandbox image at /etc/containerd/config.toml:4"},
+				From: "k8s.gcr.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10.1", Urgency: UrgencyUnprotected, Message: "set the sandbox image at /etc/containerd/config.toml:4"},
 			wantKinds:    []Kind{VersionUnknown, ContainerdAliasNeverPinned, FrozenRegistry, KubeletFlagSet, KubeletFlagDiffers},
 			wantConflict: "remove the flag from /var/lib/kubelet/kubeadm-flags.env (kubelet 1.29 to 1.34 ignore it",
 		},
 		{
 			name: "a kubelet that still reads the flag", files: sampleNode, opts: Options{RuntimeVersion: "2.2.9", KubeletVersion: "v1.28.4"},
 			want: Fix{Answers: ContainerdAliasNeverPinned, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey,
-				From: "k8s.gcr.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10.1"},
+				From: "k8s.gcr.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10.1", Urgency: UrgencyUnprotected},
 			wantKinds:    []Kind{ContainerdAliasNeverPinned, FrozenRegistry, KubeletFlagDiffers},
 			wantConflict: "set the flag in /var/lib/kubelet/kubeadm-flags.env to k8s.gcr.io/pause:3.10.1, or remove it",
 		},
@@ -77,7 +80,7 @@ func TestFix(t *testing.T) {
 			// The kubelet does not start: that comes first.
 			name: "a kubelet that rejects the flag", files: sampleNode, opts: Options{RuntimeVersion: "2.2.9", KubeletVersion: "1.35.0"},
 			want: Fix{Answers: KubeletRejectsFlag, Action: ActionRemove, Path: "/var/lib/kubelet/kubeadm-flags.env", Line: 1,
-				Key: "KUBELET_KUBEADM_ARGS --pod-infra-container-image", From: "registry.k8s.io/pause:3.9", Message: "will not start"},
+				Key: "KUBELET_KUBEADM_ARGS --pod-infra-container-image", From: "registry.k8s.io/pause:3.9", Urgency: UrgencyStops, Message: "will not start"},
 			wantKinds:    []Kind{KubeletRejectsFlag},
 			wantConflict: "kubelet 1.35.0 no longer has --pod-infra-container-image and will not start",
 		},
@@ -85,7 +88,7 @@ func TestFix(t *testing.T) {
 			name:  "a release that never pins",
 			files: map[string]string{"etc/containerd/config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.k8s.io/pause:3.10.1\"\n"},
 			opts:  Options{RuntimeVersion: "1.6.20"},
-			want: Fix{Answers: ContainerdNeverPins, Action: ActionUpgrade, Component: "containerd", Version: "1.6.29",
+			want: Fix{Answers: ContainerdNeverPins, Action: ActionUpgrade, Component: "containerd", Version: "1.6.29", Urgency: UrgencyUnprotected,
 				Message: "upgrade containerd from 1.6.20 to 1.6.29 or later"},
 			wantKinds:    []Kind{ContainerdNeverPins},
 			wantVersions: []string{"containerd 1.6.20 used"},
@@ -98,7 +101,7 @@ func TestFix(t *testing.T) {
 			},
 			opts: Options{RuntimeVersion: "2.2.9", KubeadmConfigPath: "/etc/kubeadm.yaml"},
 			want: Fix{Answers: KubeadmDiffers, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 3,
-				From: "registry.k8s.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10"},
+				From: "registry.k8s.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10", Urgency: UrgencyOther},
 			wantKinds:    []Kind{VersionAssumed, KubeadmDiffers},
 			wantVersions: []string{"containerd 2.2.9 used", "kubeadm v1.33.1 used assumed"},
 		},
@@ -113,6 +116,10 @@ func TestFix(t *testing.T) {
 			assertKinds(t, res)
 			require.NotNil(t, res.Fix, "notes %q, conflicts %v", res.Notes, res.Conflicts)
 			got := *res.Fix
+			// Fix is the first of Fixes, which go most urgent first.
+			require.NotEmpty(t, res.Fixes)
+			assert.Equal(t, got, res.Fixes[0], "Fix is Fixes[0]")
+			assert.True(t, slices.IsSortedFunc(res.Fixes, func(a, b Fix) int { return a.Urgency.Compare(b.Urgency) }), "Fixes %v", res.Fixes)
 			assert.Contains(t, got.Message, tt.want.Message)
 			got.Message, tt.want.Message = "", ""
 			if tt.want.Key == "" {
@@ -201,4 +208,30 @@ func TestNoteJSON(t *testing.T) {
 	assert.Equal(t, "edit", got.Fix.Action)
 	assert.Equal(t, "registry.k8s.io/pause:3.10.1", got.Fix.To)
 	assert.Equal(t, `plugins."io.containerd.cri.v1.images".pinned_images.sandbox`, got.Winner.Key)
+}
+
+// urgencies are the words Urgency.UnmarshalText takes, in order of
+// urgency, and some it refuses.
+var (
+	urgencies    = []Urgency{UrgencyStops, UrgencyUnprotected, UrgencyOther}
+	badUrgencies = []string{"STOPS", "urgent", " stops"}
+)
+
+func TestUrgency(t *testing.T) {
+	t.Parallel()
+	for i, u := range urgencies {
+		for j, v := range urgencies {
+			assert.Equal(t, cmp.Compare(i, j), u.Compare(v), "%q.Compare(%q)", u, v)
+		}
+		var got Urgency
+		require.NoError(t, got.UnmarshalText([]byte(u)))
+		assert.Equal(t, u, got)
+	}
+	assert.Equal(t, 0, Urgency("").Compare(UrgencyOther), "a Fix made by hand counts as other")
+	for _, s := range badUrgencies {
+		var got Urgency
+		err := json.Unmarshal([]byte(`"`+s+`"`), &got)
+		assert.True(t, errors.Is(err, ErrInvalidUrgency), "Unmarshal(%q) error = %v, want %v", s, err, ErrInvalidUrgency)
+		assert.Empty(t, got)
+	}
 }

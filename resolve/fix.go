@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sandboxpin/sandboxpin/reference"
@@ -9,25 +10,40 @@ import (
 )
 
 // How urgent a fix is: Result.Fix is the first one offered of the most
-// urgent rank.
+// urgent rank, and Result.Fixes lists them all in that order.
 const (
-	rankStops       = iota // the node or its runtime does not start
-	rankUnprotected        // the sandbox image is not protected from image GC
-	rankOther              // any other conflict
+	rankStops       = UrgencyStops       // the node or its runtime does not start
+	rankUnprotected = UrgencyUnprotected // the sandbox image is not protected from image GC
+	rankOther       = UrgencyOther       // any other conflict
 )
 
-// offer records f as the recommended fix unless one of the same or a more
-// urgent rank was offered before.
-func (r *resolver) offer(rank int, f Fix) {
-	if r.res.Fix == nil || rank < r.fixRank {
-		r.res.Fix, r.fixRank = &f, rank
+// offer records f, of urgency rank, among the fixes (once: the same change
+// offered again for another finding is kept only the first time), and as
+// the recommended fix unless one of the same or a more urgent rank was
+// offered before.
+func (r *resolver) offer(rank Urgency, f Fix) {
+	f.Urgency = rank
+	for _, g := range r.res.Fixes {
+		if g == f {
+			return
+		}
 	}
+	r.res.Fixes = append(r.res.Fixes, f)
+	if r.res.Fix == nil || rank.Compare(r.res.Fix.Urgency) < 0 {
+		r.res.Fix = &f
+	}
+}
+
+// sortFixes orders Result.Fixes most urgent first, in the order offered
+// within an urgency, so that Fixes[0] is Fix.
+func (r *resolver) sortFixes() {
+	slices.SortStableFunc(r.res.Fixes, func(a, b Fix) int { return a.Urgency.Compare(b.Urgency) })
 }
 
 // offerConflict offers the last recorded conflict's change as a fix: f's
 // action (with its To or Component) at the place the conflict's first side
 // names, in the conflict's words.
-func (r *resolver) offerConflict(rank int, f Fix) {
+func (r *resolver) offerConflict(rank Urgency, f Fix) {
 	c := r.res.Conflicts[len(r.res.Conflicts)-1]
 	f.Answers, f.Path, f.Line, f.Key, f.From, f.Message = c.Kind, c.A.Path, c.A.Line, c.A.Key, c.A.Image, c.Message
 	r.offer(rank, f)
@@ -35,7 +51,7 @@ func (r *resolver) offerConflict(rank int, f Fix) {
 
 // editSandbox offers to write to in place of the sandbox image where the
 // runtime's configuration states it, answering a finding of kind k.
-func (r *resolver) editSandbox(rank int, k Kind, to string) {
+func (r *resolver) editSandbox(rank Urgency, k Kind, to string) {
 	at := r.winner
 	if at.Path == "" && r.fileCand != nil && r.fileCand.Image == r.winner.Image {
 		at = *r.fileCand // a live report that agrees with a file

@@ -28,7 +28,10 @@ const ExtraSource = "--pin"
 // Comparisons use the aliases Resolve used. A nil r compiles extra alone.
 // Every error names the pattern and its index.
 func (r *Result) Matcher(extra ...string) (*pin.Matcher, error) {
-	aliases := r.Aliases()
+	aliases, err := r.aliasSet()
+	if err != nil {
+		return nil, err
+	}
 	var parts []*pin.Matcher
 	if r != nil {
 		m, err := pin.Compile(r.Pins, pin.WithMode(r.PinMode), pin.WithAliases(aliases), pin.WithSource("node ("+r.Runtime+")"))
@@ -52,13 +55,37 @@ func (r *Result) Matcher(extra ...string) (*pin.Matcher, error) {
 }
 
 // Aliases returns the registry aliases r was resolved with (those of
-// Options, else [reference.DefaultAliases]): compare names with them, as
-// Matcher does. A nil r or a Result not made by Resolve has the defaults.
+// Options, else [reference.DefaultAliases]), from r.AliasRules: compare
+// names with them, as Matcher does. A nil r or a Result with nil
+// AliasRules has the defaults; AliasRules that do not form a valid set
+// (a hand-edited JSON) have none, and Matcher returns their error.
 func (r *Result) Aliases() *reference.Aliases {
-	if r == nil || r.aliases == nil {
-		return reference.DefaultAliases()
+	a, err := r.aliasSet()
+	if err != nil {
+		return nil
 	}
-	return r.aliases
+	return a
+}
+
+// aliasSet is Aliases with the error of invalid AliasRules.
+func (r *Result) aliasSet() (*reference.Aliases, error) {
+	if r == nil || r.AliasRules == nil {
+		return reference.DefaultAliases(), nil
+	}
+	a, err := reference.NewAliases(r.AliasRules...)
+	if err != nil {
+		return nil, fmt.Errorf("resolve: the result's aliases: %w", err)
+	}
+	return a, nil
+}
+
+// aliasRules is Result.AliasRules for Options.Aliases a: nil for the
+// defaults, else a's rules (an empty, non-nil slice for none).
+func aliasRules(a *reference.Aliases) []reference.Alias {
+	if a == nil || a == reference.DefaultAliases() {
+		return nil
+	}
+	return a.Rules()
 }
 
 // sandboxRule returns the sandbox image when Matcher adds it as a Strict

@@ -2,12 +2,15 @@ package resolve
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxpin/sandboxpin/pin"
+	"github.com/sandboxpin/sandboxpin/reference"
 )
 
 func TestResultMatcher(t *testing.T) {
@@ -87,4 +90,58 @@ func TestResultMatcherResolved(t *testing.T) {
 	assert.True(t, m.IsPinned("registry.k8s.io/pause:3.10.1"), "the stored canonical name")
 	assert.True(t, m.IsPinned("k8s.gcr.io/pause:3.10.1"), "the configured name")
 	assert.False(t, m.IsPinned("registry.k8s.io/pause:3.10"))
+}
+
+// TestResultAliasRules checks what AliasRules mean, as Resolve sets them
+// and as JSON reads them back: nil the defaults, empty none, invalid an
+// error from Matcher.
+func TestResultAliasRules(t *testing.T) {
+	t.Parallel()
+	mirrored, err := reference.DefaultAliases().With(reference.Alias{From: "mirror.example.com/k8s", To: "registry.k8s.io"})
+	require.NoError(t, err)
+	none, err := reference.NewAliases()
+	require.NoError(t, err)
+	tests := []struct {
+		name      string
+		opts      *reference.Aliases // Options.Aliases
+		wantRules []reference.Alias  // Result.AliasRules
+		wantJSON  string             // the "aliases" key in the JSON, "" when absent
+		equal     []string           // two names the Result's aliases make one image, nil for none
+	}{
+		{name: "defaults", opts: nil, equal: []string{"k8s.gcr.io/pause:3.10.1", "registry.k8s.io/pause:3.10.1"}},
+		{name: "defaults given", opts: reference.DefaultAliases(), equal: []string{"k8s.gcr.io/pause:3.10.1", "registry.k8s.io/pause:3.10.1"}},
+		{name: "a mirror", opts: mirrored, wantRules: mirrored.Rules(), wantJSON: `"aliases":[`,
+			equal: []string{"mirror.example.com/k8s/pause:3.10.1", "registry.k8s.io/pause:3.10.1"}},
+		{name: "none", opts: none, wantRules: []reference.Alias{}, wantJSON: `"aliases":[]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := Resolve(context.Background(), Options{Root: fstest.MapFS{}, Aliases: tt.opts, Runtime: "containerd", RuntimeVersion: "2.4.2"})
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantRules, res.AliasRules)
+			b, err := json.Marshal(res)
+			require.NoError(t, err)
+			if tt.wantJSON == "" {
+				assert.NotContains(t, string(b), `"aliases"`)
+			} else {
+				assert.Contains(t, string(b), tt.wantJSON)
+			}
+			var back Result
+			require.NoError(t, json.Unmarshal(b, &back))
+			for _, r := range []*Result{res, &back} {
+				if tt.equal != nil {
+					assert.True(t, r.Aliases().Equal(tt.equal[0], tt.equal[1]), "Aliases().Equal(%q, %q)", tt.equal[0], tt.equal[1])
+				} else {
+					assert.False(t, r.Aliases().Equal("k8s.gcr.io/pause:3.10.1", "registry.k8s.io/pause:3.10.1"), "no aliases")
+				}
+			}
+		})
+	}
+	bad := &Result{SandboxImage: "registry.k8s.io/pause:3.10.1", AliasRules: []reference.Alias{{From: "a.example", To: "a.example"}}}
+	_, err = bad.Matcher()
+	require.ErrorIs(t, err, reference.ErrAliasCycle)
+	assert.Nil(t, bad.Aliases())
+	var nilRes *Result
+	assert.Equal(t, reference.DefaultAliases(), nilRes.Aliases())
 }

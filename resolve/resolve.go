@@ -148,9 +148,15 @@ type Result struct {
 	// Fix is the one change recommended first, from the node's files and
 	// what the runtime reported (the answer to the first conflict that
 	// stops the node, else to what leaves the sandbox image unprotected,
-	// else to any other conflict), nil when none is needed.
-	// sandboxpin's audit package refines it with the runtime's images.
+	// else to any other conflict), nil when none is needed. It is
+	// Fixes[0]. sandboxpin's audit package refines it with the runtime's
+	// images.
 	Fix *Fix `json:"fix,omitempty"`
+	// Fixes are every change offered, one per finding that has one (a
+	// change that answers two findings is listed once, for the first),
+	// most urgent first ([Fix.Urgency]), in the order found within an
+	// urgency.
+	Fixes []Fix `json:"fixes,omitempty"`
 	// Pins are the patterns to compile a pin.Matcher from, in PinMode.
 	Pins []string `json:"pins"`
 	// PinMode is pin.CRIOCompat for CRI-O, pin.Strict otherwise.
@@ -165,8 +171,13 @@ type Result struct {
 	// that Resolve found, each with where it was read; the one used for a
 	// component has Used set.
 	Versions []ComponentVersion `json:"versions"`
-
-	aliases *reference.Aliases // those of Options, for Matcher
+	// AliasRules are the registry aliases of Options.Aliases, as
+	// [reference.Aliases.Rules] gives them; nil when Options.Aliases was
+	// nil or [reference.DefaultAliases], which then apply. [Result.Aliases]
+	// turns them back into the set Resolve compared with, so that a Result
+	// read back from its JSON compares as the one Resolve returned. An
+	// empty, non-nil slice means no aliases at all (JSON "aliases": []).
+	AliasRules []reference.Alias `json:"aliases,omitzero"`
 }
 
 // Resolve reads every source of the node's sandbox image and decides which
@@ -204,7 +215,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		res: &Result{
 			Candidates: []Candidate{}, Conflicts: []Conflict{}, Notes: []Note{},
 			Pins: []string{}, Prepull: []string{}, PinMode: pin.Strict, Versions: []ComponentVersion{},
-			aliases: aliases,
+			AliasRules: aliasRules(opts.Aliases),
 		},
 	}
 	if opts.Live != nil {
@@ -237,6 +248,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 	r.checkKubeadm()
 	r.checkReferences()
 	r.pinsAndPrepull()
+	r.sortFixes()
 	return r.res, nil
 }
 
@@ -265,8 +277,6 @@ type resolver struct {
 	fileCand *Candidate
 	// kubeadmCand is what kubeadm expects, nil if unknown.
 	kubeadmCand *Candidate
-	// fixRank is the rank of Result.Fix (see offer).
-	fixRank int
 }
 
 // note records a Note: n's kind, component, version and origin with the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/audit"
 	"github.com/sandboxpin/sandboxpin/criinfo/cri"
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 func newAuditCmd(ctx context.Context) *cobra.Command {
@@ -22,14 +23,15 @@ func newAuditCmd(ctx context.Context) *cobra.Command {
 			"offline, --images reads what `crictl images -o json` printed on the node, beside --root.\n\n" +
 			"Formats: text; json and yaml (the verdict as data); prometheus (the text exposition, for\n" +
 			"node_exporter's textfile collector); summary (the verdict in one line, for node-problem-detector).\n\n" +
-			"Exit 0 when the sandbox image is stored as configured and the runtime pins it, 1 when it is absent,\n" +
-			"unpinned or stored only under another spelling (the kubelet's image GC may delete it, or an offline\n" +
-			"pod start fails), 2 on error, 3 when the sandbox image cannot be told.",
+			"Exit 0 when the sandbox image is stored as configured and the runtime pins it, 1 when the node will\n" +
+			"not start (such as kubelet 1.35 or later with --pod-infra-container-image: give --kubelet-version) or\n" +
+			"the sandbox image is absent, unpinned or stored only under another spelling (the kubelet's image GC\n" +
+			"may delete it, or an offline pod start fails), 2 on error, 3 when the sandbox image cannot be told.",
 		Example: "  sandboxpin audit\n" +
-			"  crictl images -o json > images.json && sandboxpin audit --images images.json --root /",
+			"  crictl images -o json > images.json && sandboxpin audit --images images.json --root / --kubelet-version v1.35.0",
 		Args: noArgs,
 	}
-	n.register(c.Flags(), false)
+	n.register(c.Flags(), true)
 	c.Flags().StringVar(&n.images, "images", "", "audit offline from `FILE`, the JSON `crictl images -o json` prints (no socket is asked)")
 	out := addOutput(c, "text", "json", "yaml", "prometheus", "summary")
 	c.RunE = func(c *cobra.Command, _ []string) error {
@@ -64,8 +66,9 @@ func newAuditCmd(ctx context.Context) *cobra.Command {
 
 // printVerdict writes audit's text: every image with the runtime's own
 // pinned flag beside the rule of the runtime's configuration, read its way,
-// that pins it (what a correct runtime reports), then the verdict on the
-// sandbox image and, when it is not protected, the one fix.
+// that pins it (what a correct runtime reports), then what stops the node,
+// the verdict on the sandbox image and, when it is not protected, the one
+// fix first.
 func printVerdict(w io.Writer, v *audit.Verdict) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "IMAGE\tRUNTIME PINNED\tSANDBOXPIN\tRULE")
@@ -82,6 +85,13 @@ func printVerdict(w io.Writer, v *audit.Verdict) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
+	failed := map[string]bool{} // messages printed
+	for _, f := range v.Fixes {
+		if f.Urgency == resolve.UrgencyStops && !failed[f.Message] {
+			fmt.Fprintf(w, "FAIL: %s\n", f.Message)
+			failed[f.Message] = true
+		}
+	}
 	for _, f := range v.Findings {
 		switch f.Kind {
 		case audit.SandboxNotStoredAsConfigured:
@@ -97,20 +107,26 @@ func printVerdict(w io.Writer, v *audit.Verdict) {
 	switch {
 	case v.Status == audit.OK:
 		fmt.Fprintf(w, "OK: %s pins its sandbox image %s\n", v.Runtime, v.SandboxImage)
-	case v.Fix != nil && v.Status != audit.Absent:
+	case v.Fix != nil && v.Status != audit.Absent && !failed[v.Fix.Message]:
 		fmt.Fprintf(w, "FIX: %s\n", v.Fix.Message)
 	}
 }
 
-// storedAsConfigured reports whether the runtime finds its sandbox image ref
-// by its own lookup: ImageStatus with the name exactly as configured, which
+// lookup is the runtime's own lookup of its sandbox image ref, found or
+// not: ImageStatus with the name exactly as configured, which
 // applies no registry alias (containerd looks the sandbox image up in its
 // image store by that name, CRI-O in containers-storage, cri-dockerd in
 // Docker: seen live in TestKubeletGC of internal/kubelettest, where
 // containerd 2.4.2, CRI-O 1.36.3 and cri-dockerd 0.4.4 configured with
 // k8s.gcr.io/pause:3.10.1 pull it for a pod although
 // registry.k8s.io/pause:3.10.1 is stored, also through the shim).
-func storedAsConfigured(ctx context.Context, client *cri.Client, ref string) (bool, error) {
+func lookup(ctx context.Context, client *cri.Client, ref string) (audit.Lookup, error) {
 	img, err := client.ImageStatus(ctx, ref)
-	return img.GetId() != "", err
+	if err != nil {
+		return "", err
+	}
+	if img.GetId() == "" {
+		return audit.LookupNotFound, nil
+	}
+	return audit.LookupFound, nil
 }

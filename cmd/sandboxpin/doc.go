@@ -7,8 +7,8 @@
 //	sandboxpin resolve   [--root DIR] [--runtime-endpoint URL] [--runtime-version V] [--kubeadm-version V] [-o text|json|yaml]
 //	sandboxpin check     [--pin PATTERN]... [--resolve] [--root DIR] [-o text|json|yaml] IMAGE...
 //	sandboxpin normalize [--familiar] [-o text|json|yaml] REF...
-//	sandboxpin audit     [--runtime-endpoint URL | --images FILE] [--root DIR] [-o text|json|yaml|prometheus|summary]
-//	sandboxpin serve     [--listen ADDR] [--interval D] [--min-interval D] [--runtime-endpoint URL] [--root DIR]
+//	sandboxpin audit     [--runtime-endpoint URL | --images FILE] [--root DIR] [version flags] [-o text|json|yaml|prometheus|summary]
+//	sandboxpin serve     [--listen ADDR] [--interval D] [--min-interval D] [--runtime-endpoint URL] [--root DIR] [version flags]
 //	sandboxpin shim      --listen unix:///path --runtime-endpoint URL [--pin PATTERN]... [--root DIR] [--metrics-listen ADDR]
 //	sandboxpin prepull   [--root DIR] [--kubeadm-version V] [-o text|json|yaml]
 //	sandboxpin version   (or --version)
@@ -21,10 +21,16 @@
 // unreadable config, an unreachable runtime); 3 the sandbox image cannot be
 // told (no runtime found, or none names it and its version is unknown).
 //
+// The version flags are resolve's: --runtime-version, --kubelet-version,
+// --kubeadm-version and --kubeadm-config; resolve, prepull, audit and serve
+// take them all.
+//
 // audit renders package audit's Verdict, and resolve the resolve.Result:
 // the command keeps flags, I/O and rendering, and decides nothing by
 // reading a message. audit --images reads what `crictl images -o json`
-// printed on the node, to audit offline beside --root.
+// printed on the node (audit.ReadImages), to audit offline beside --root;
+// the runtime's own lookup of the configured name is then predicted by
+// audit.PredictLookup, as package audit does for any offline caller.
 //
 // prepull prints, one a line, every exact image name that something on the
 // node looks up: the runtime's sandbox image as configured, kubeadm's pause

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/audit"
 	"github.com/sandboxpin/sandboxpin/resolve"
@@ -34,8 +35,9 @@ type nodeAudit struct {
 }
 
 // exitCode maps the audit to audit's exit codes: 2 when it failed, 3 when
-// the sandbox image cannot be told, 1 when the sandbox image is not
-// protected (absent, unpinned or not stored as configured), else 0.
+// the sandbox image cannot be told, 1 when the node is not protected (it
+// will not start, or its sandbox image is absent, unpinned or not stored
+// as configured), else 0.
 func (a *nodeAudit) exitCode() int {
 	var ce *codeError
 	switch {
@@ -84,16 +86,16 @@ func auditNode(ctx context.Context, n *nodeFlags) (a nodeAudit) {
 	if err != nil {
 		return nodeAudit{Err: fail(exitError, "%v", err)}
 	}
-	stored, err := storedAsConfigured(rctx, client, res.SandboxImage)
+	found, err := lookup(rctx, client, res.SandboxImage)
 	if err != nil {
 		return nodeAudit{Err: fail(exitError, "%v", err)}
 	}
-	return judged(res, images, stored)
+	return judged(res, audit.Observation[*runtimeapi.Image]{Images: images, Lookup: found})
 }
 
 // judged is the audit of res with what the runtime reported.
-func judged[I audit.Image](res *resolve.Result, images []I, stored bool) nodeAudit {
-	v, err := audit.Judge(res, images, stored)
+func judged[I audit.Image](res *resolve.Result, obs audit.Observation[I]) nodeAudit {
+	v, err := audit.Judge(res, obs)
 	if err != nil {
 		return nodeAudit{Err: fail(exitError, "%v", err)}
 	}
@@ -213,6 +215,15 @@ func (a *nodeAudit) summary() string {
 	}
 	v := a.Verdict
 	switch v.Status {
+	case audit.WillNotStart:
+		what := "the node"
+		for _, n := range v.Findings {
+			if n.Kind == v.Fix.Answers && n.Component != "" {
+				what = n.Component
+				break
+			}
+		}
+		return fmt.Sprintf("FAIL: %s will not start (%s at %s); %s", what, v.Fix.Answers, v.Fix.Where(), v.Fix.Action)
 	case audit.Absent:
 		return fmt.Sprintf("FAIL: sandbox image %s (%s) is not in the runtime's image store; pre-pull it under that name", v.SandboxImage, v.Runtime)
 	case audit.Unpinned:

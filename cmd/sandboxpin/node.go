@@ -29,11 +29,14 @@ type nodeFlags struct {
 	images         string // audit --images: crictl's JSON, for an offline audit
 }
 
-func (n *nodeFlags) register(fs *pflag.FlagSet, kubeadm bool) {
+// register adds the flags that name the node to fs; with versions, also
+// those of the kubelet's and kubeadm's versions and kubeadm's config, which
+// resolve, prepull, audit and serve take (one registration for them all).
+func (n *nodeFlags) register(fs *pflag.FlagSet, versions bool) {
 	fs.StringVar(&n.root, "root", "", "the node's root file system `DIR`, read like a chroot (default /)")
 	fs.StringVar(&n.endpoint, "runtime-endpoint", "", "the CRI socket `URL` to ask, unix:///path or /path (default: the first that exists on the node, under --root: the kubelet's own --container-runtime-endpoint, the socket containerd's config names, the default sockets)")
 	fs.StringVar(&n.runtimeVersion, "runtime-version", "", "the runtime's `VERSION`, such as 2.3.7, for its built-in default, config rules and pinning; for cri-dockerd, whose socket reports Docker Engine's version, its own (as cri-dockerd --version prints it)")
-	if kubeadm {
+	if versions {
 		fs.StringVar(&n.kubeadmVersion, "kubeadm-version", "", "the `VERSION` of the kubeadm that installs the node, such as v1.34.1")
 		fs.StringVar(&n.kubeletVersion, "kubelet-version", "", "the kubelet's `VERSION`, such as v1.34.1")
 		fs.StringVar(&n.kubeadmConfig, "kubeadm-config", "", "a kubeadm ClusterConfiguration `FILE` inside the root")

@@ -63,7 +63,7 @@ func newServeCmd(ctx context.Context) *cobra.Command {
 			"SIGTERM stops it (exit 0). Logs go to stderr.",
 		Args: noArgs,
 	}
-	n.register(c.Flags(), false)
+	n.register(c.Flags(), true)
 	cfg := serveConfig{}
 	c.Flags().StringVar(&cfg.listen, "listen", defaultListen, "the `ADDR` (host:port) to serve /metrics and /healthz on")
 	c.Flags().DurationVar(&cfg.interval, "interval", 5*time.Minute, "re-audit the node this often (a `DURATION` such as 5m)")

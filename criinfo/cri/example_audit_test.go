@@ -49,7 +49,11 @@ func Example_audit() {
 		fmt.Println(err)
 		return
 	}
-	v, err := audit.Judge(res, images, own.GetId() != "")
+	lookup := audit.LookupNotFound
+	if own.GetId() != "" {
+		lookup = audit.LookupFound
+	}
+	v, err := audit.Judge(res, audit.Observation[*runtimeapi.Image]{Images: images, Lookup: lookup})
 	if err != nil {
 		fmt.Println(err)
 		return
