@@ -25,7 +25,7 @@ const frozenDomain = "k8s.gcr.io"
 func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix {
 	for _, n := range res.Notes {
 		switch n.Kind {
-		case resolve.ContainerdNeverPins, resolve.CRIDockerdNeverPins, resolve.CRIONeverPins:
+		case resolve.KindContainerdNeverPins, resolve.KindCRIDockerdNeverPins, resolve.KindCRIONeverPins:
 			f := resolve.Fix{Answers: n.Kind, Action: resolve.ActionShim, Component: res.Runtime}
 			for _, g := range resultFixes(res) {
 				if g.Answers == n.Kind {
@@ -50,7 +50,7 @@ func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix 
 		f := &resolve.Fix{Answers: answers, Action: resolve.ActionEdit, From: res.SandboxImage, To: tag}
 		where := "where the runtime's config names it"
 		for _, c := range res.Candidates {
-			if c.Role == resolve.RuntimeUses && c.Image == res.SandboxImage && c.Source != resolve.RuntimeDefault && c.Source != resolve.RuntimeInfo && c.Origin != "" {
+			if c.Role == resolve.RoleRuntimeUses && c.Image == res.SandboxImage && c.Source != resolve.SourceRuntimeDefault && c.Source != resolve.SourceRuntimeInfo && c.Origin != "" {
 				where, f.Path, f.Line, f.Key = c.Origin, c.Path, c.Line, c.Key
 				break
 			}
@@ -65,7 +65,7 @@ func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix 
 	f := &resolve.Fix{Answers: answers, Action: resolve.ActionShim, Component: res.Runtime,
 		Message: "run a pinning CRI shim in front of the runtime, or upgrade the runtime"}
 	for _, n := range res.Notes {
-		if n.Component == res.Runtime && n.Kind != resolve.VersionSource {
+		if n.Component == res.Runtime && n.Kind != resolve.KindVersionSource {
 			f.Message += "; " + n.Message
 		}
 	}

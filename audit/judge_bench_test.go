@@ -27,7 +27,7 @@ func BenchmarkJudge(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				v, err := Judge(res, Observation[*image]{Images: images, Lookup: LookupFound})
-				if err != nil || v.Status != OK {
+				if err != nil || v.Status != StatusOK {
 					b.Fatal(v, err)
 				}
 			}

@@ -35,11 +35,11 @@ func TestJudgeObservation(t *testing.T) {
 		wantStored bool  // Sandbox.StoredAsConfigured
 		wantErr    error // with errors.Is, or nil
 	}{
-		{name: "not asked: predicted", obs: Observation[*ListedImage]{Images: pinned}, want: OK, wantStored: true},
-		{name: "found", obs: Observation[*ListedImage]{Images: pinned, Lookup: LookupFound}, want: OK, wantStored: true},
-		{name: "not found", obs: Observation[*ListedImage]{Images: pinned, Lookup: LookupNotFound}, want: NotStoredAsConfigured},
-		{name: "not asked, nothing stored", obs: Observation[*ListedImage]{}, want: Absent},
-		{name: "a nil image", obs: Observation[*ListedImage]{Images: []*ListedImage{nil}}, want: Absent},
+		{name: "not asked: predicted", obs: Observation[*ListedImage]{Images: pinned}, want: StatusOK, wantStored: true},
+		{name: "found", obs: Observation[*ListedImage]{Images: pinned, Lookup: LookupFound}, want: StatusOK, wantStored: true},
+		{name: "not found", obs: Observation[*ListedImage]{Images: pinned, Lookup: LookupNotFound}, want: StatusNotStoredAsConfigured},
+		{name: "not asked, nothing stored", obs: Observation[*ListedImage]{}, want: StatusAbsent},
+		{name: "a nil image", obs: Observation[*ListedImage]{Images: []*ListedImage{nil}}, want: StatusAbsent},
 		{name: "found, but no images at all", obs: Observation[*ListedImage]{Lookup: LookupFound}, wantErr: ErrInvalidObservation},
 		{name: "no such lookup", obs: Observation[*ListedImage]{Images: pinned, Lookup: "maybe"}, wantErr: ErrInvalidObservation},
 	}
@@ -55,7 +55,7 @@ func TestJudgeObservation(t *testing.T) {
 			assert.Equal(t, tt.want, v.Status)
 			assert.Equal(t, tt.wantStored, v.Sandbox.StoredAsConfigured)
 			assert.Equal(t, tt.obs.Lookup, v.Sandbox.Lookup)
-			if tt.want == OK {
+			if tt.want == StatusOK {
 				assert.Nil(t, v.Fix, "k3s's config is left alone")
 			}
 		})
@@ -72,18 +72,18 @@ func TestJudgeWillNotStart(t *testing.T) {
 	opts := resolve.Options{RuntimeVersion: "2.4.2", KubeletVersion: "1.35.0", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}
 	res := sampleNode(t, "kubelet-flag-dropin", opts)
 	require.NotNil(t, res.Fix)
-	require.Equal(t, resolve.KubeletRejectsFlag, res.Fix.Answers)
+	require.Equal(t, resolve.KindKubeletRejectsFlag, res.Fix.Answers)
 
 	v, err := Judge(res, Observation[*ListedImage]{Images: images, Lookup: LookupFound})
 	require.NoError(t, err)
-	assert.Equal(t, WillNotStart, v.Status)
+	assert.Equal(t, StatusWillNotStart, v.Status)
 	assert.False(t, v.Protected())
 	assert.True(t, v.Sandbox.Present && v.Sandbox.Pinned && v.Sandbox.StoredAsConfigured, "the sandbox image itself is fine: %+v", v.Sandbox)
 	require.NotNil(t, v.Fix)
 	assert.Equal(t, *res.Fix, *v.Fix, "the result's most urgent fix")
 	require.Len(t, v.Fixes, 2, "the drop-in's flag and the JoinConfiguration's")
 	for _, f := range v.Fixes {
-		assert.Equal(t, resolve.KubeletRejectsFlag, f.Answers)
+		assert.Equal(t, resolve.KindKubeletRejectsFlag, f.Answers)
 		assert.Equal(t, resolve.UrgencyStops, f.Urgency)
 		assert.Equal(t, resolve.ActionRemove, f.Action)
 	}
@@ -91,7 +91,7 @@ func TestJudgeWillNotStart(t *testing.T) {
 	assert.Equal(t, "/etc/kubernetes/kubeadm.yaml", v.Fixes[1].Path)
 	require.Len(t, v.Findings, 2)
 	for _, f := range v.Findings {
-		assert.Equal(t, resolve.KubeletRejectsFlag, f.Kind)
+		assert.Equal(t, resolve.KindKubeletRejectsFlag, f.Kind)
 		assert.Equal(t, "kubelet", f.Component)
 	}
 
@@ -99,7 +99,7 @@ func TestJudgeWillNotStart(t *testing.T) {
 	opts.KubeletVersion = "1.33.0"
 	v, err = Judge(sampleNode(t, "kubelet-flag-dropin", opts), Observation[*ListedImage]{Images: images, Lookup: LookupFound})
 	require.NoError(t, err)
-	assert.Equal(t, OK, v.Status)
+	assert.Equal(t, StatusOK, v.Status)
 	assert.True(t, v.Protected())
 	assert.Empty(t, v.Findings)
 
@@ -109,13 +109,13 @@ func TestJudgeWillNotStart(t *testing.T) {
 	opts.KubeletVersion = "1.35.0"
 	v, err = Judge(res, Observation[*ListedImage]{Images: images, Lookup: LookupFound})
 	require.NoError(t, err)
-	assert.Equal(t, WillNotStart, v.Status)
+	assert.Equal(t, StatusWillNotStart, v.Status)
 	var kinds []resolve.Kind
 	for _, f := range v.Findings {
 		kinds = append(kinds, f.Kind)
 	}
-	assert.Equal(t, []resolve.Kind{resolve.KubeletRejectsFlag, resolve.KubeletRejectsFlag, SandboxUnpinned}, kinds)
+	assert.Equal(t, []resolve.Kind{resolve.KindKubeletRejectsFlag, resolve.KindKubeletRejectsFlag, resolve.KindSandboxUnpinned}, kinds)
 	require.Len(t, v.Fixes, 3)
 	assert.Equal(t, resolve.UrgencyUnprotected, v.Fixes[2].Urgency)
-	assert.Equal(t, SandboxUnpinned, v.Fixes[2].Answers)
+	assert.Equal(t, resolve.KindSandboxUnpinned, v.Fixes[2].Answers)
 }

@@ -50,24 +50,24 @@ type Status string
 // runs no pods, that the kubelet may delete the sandbox image, or that a
 // pod cannot start offline.
 const (
-	// WillNotStart: the node runs no pods as configured, whatever its
+	// StatusWillNotStart: the node runs no pods as configured, whatever its
 	// images: a finding of the result whose fix has
 	// [resolve.UrgencyStops], such as kubelet 1.35 or later with
 	// --pod-infra-container-image left in a drop-in (the kubelet does not
 	// start), a containerd config version the release refuses, or an image
 	// reference CRI-O refuses. [Verdict.Sandbox] still says how the sandbox
 	// image is stored.
-	WillNotStart Status = "will-not-start"
-	// Absent: no stored image is the sandbox image, under any spelling.
-	Absent Status = "absent"
-	// Unpinned: the runtime stores it but reports pinned=false.
-	Unpinned Status = "unpinned"
-	// NotStoredAsConfigured: pinned, but the runtime's own lookup of the
+	StatusWillNotStart Status = "will-not-start"
+	// StatusAbsent: no stored image is the sandbox image, under any spelling.
+	StatusAbsent Status = "absent"
+	// StatusUnpinned: the runtime stores it but reports pinned=false.
+	StatusUnpinned Status = "unpinned"
+	// StatusNotStoredAsConfigured: pinned, but the runtime's own lookup of the
 	// configured name finds nothing, so it pulls the image for every new
 	// pod sandbox: pods cannot start while no registry answers.
-	NotStoredAsConfigured Status = "not-stored-as-configured"
-	// OK: stored as configured and pinned by the runtime.
-	OK Status = "ok"
+	StatusNotStoredAsConfigured Status = "not-stored-as-configured"
+	// StatusOK: stored as configured and pinned by the runtime.
+	StatusOK Status = "ok"
 )
 
 // Spelling is how the stored name that matched relates to the configured
@@ -81,14 +81,27 @@ const (
 	SpellingAlias Spelling = "alias" // a registry alias, Docker Hub form, digest or ID
 )
 
-// The kinds of the verdict's own findings; those of the resolved node are
-// in the Result's Notes and Conflicts.
-const (
-	SandboxAbsent                resolve.Kind = "sandbox-absent"
-	SandboxUnpinned              resolve.Kind = "sandbox-unpinned"
-	SandboxNotStoredAsConfigured resolve.Kind = "sandbox-not-stored-as-configured"
-	ImageUnprotected             resolve.Kind = "image-unprotected"
-)
+// UnmarshalText accepts the statuses above; any other text is an error:
+// the set is closed.
+func (s *Status) UnmarshalText(text []byte) error {
+	switch v := Status(text); v {
+	case StatusWillNotStart, StatusAbsent, StatusUnpinned, StatusNotStoredAsConfigured, StatusOK:
+		*s = v
+		return nil
+	}
+	return fmt.Errorf("audit: unknown status %q", text)
+}
+
+// UnmarshalText accepts the spellings above and "" (none matched); any
+// other text is an error: the set is closed.
+func (s *Spelling) UnmarshalText(text []byte) error {
+	switch v := Spelling(text); v {
+	case "", SpellingExact, SpellingCase, SpellingAlias:
+		*s = v
+		return nil
+	}
+	return fmt.Errorf("audit: unknown spelling %q", text)
+}
 
 // Verdict is the answer for one node: is its sandbox image safe from the
 // kubelet's image GC and available to an offline pod start, and if not,
@@ -132,8 +145,8 @@ type Verdict struct {
 	Fixes []resolve.Fix `json:"fixes"`
 }
 
-// Protected reports whether the status is [OK].
-func (v *Verdict) Protected() bool { return v.Status == OK }
+// Protected reports whether the status is [StatusOK].
+func (v *Verdict) Protected() bool { return v.Status == StatusOK }
 
 // Sandbox is what the runtime stores of the sandbox image.
 type Sandbox struct {
@@ -278,28 +291,28 @@ func (v *Verdict) judge(res *resolve.Result, sandbox Image) {
 	var fixes []resolve.Fix // the verdict's own
 	switch {
 	case !s.Present:
-		v.Status = Absent
-		v.find(SandboxAbsent, "the sandbox image %s (%s) is not in the runtime's image store: pods cannot start offline; "+
+		v.Status = StatusAbsent
+		v.find(resolve.KindSandboxAbsent, "the sandbox image %s (%s) is not in the runtime's image store: pods cannot start offline; "+
 			"pre-pull it under that name", v.SandboxImage, v.Runtime)
-		fixes = append(fixes, resolve.Fix{Answers: SandboxAbsent, Action: resolve.ActionPull, To: v.SandboxImage,
+		fixes = append(fixes, resolve.Fix{Answers: resolve.KindSandboxAbsent, Action: resolve.ActionPull, To: v.SandboxImage,
 			Message: "pull " + v.SandboxImage + " into the runtime's image store under that very name"})
 	case !s.Pinned:
-		v.Status = Unpinned
-		v.find(SandboxUnpinned, "%s does not pin its sandbox image %s (stored as %s): the kubelet's image GC may delete it; "+
+		v.Status = StatusUnpinned
+		v.find(resolve.KindSandboxUnpinned, "%s does not pin its sandbox image %s (stored as %s): the kubelet's image GC may delete it; "+
 			"run a pinning CRI shim, upgrade the runtime, or configure the exact stored name", v.Runtime, v.SandboxImage, s.StoredAs)
-		fixes = append(fixes, *fix(res, sandbox, SandboxUnpinned))
+		fixes = append(fixes, *fix(res, sandbox, resolve.KindSandboxUnpinned))
 	case !s.StoredAsConfigured:
-		v.Status = NotStoredAsConfigured
-		fixes = append(fixes, *fix(res, sandbox, SandboxNotStoredAsConfigured))
+		v.Status = StatusNotStoredAsConfigured
+		fixes = append(fixes, *fix(res, sandbox, resolve.KindSandboxNotStoredAsConfigured))
 	default:
-		v.Status = OK
+		v.Status = StatusOK
 	}
 	if s.Present && !s.StoredAsConfigured {
-		v.find(SandboxNotStoredAsConfigured, "%s", v.aliasOnly())
+		v.find(resolve.KindSandboxNotStoredAsConfigured, "%s", v.aliasOnly())
 	}
 	for _, iv := range v.Images {
 		if iv.MustPin && !iv.Sandbox && !iv.RuntimePinned && iv.Rule != nil {
-			v.find(ImageUnprotected, "%s must be pinned (%q, %s) but %s reports pinned=false: the kubelet's image GC may delete it",
+			v.find(resolve.KindImageUnprotected, "%s must be pinned (%q, %s) but %s reports pinned=false: the kubelet's image GC may delete it",
 				iv.Name, iv.Rule.Pattern, iv.Rule.Source, v.Runtime)
 		}
 	}
@@ -308,7 +321,7 @@ func (v *Verdict) judge(res *resolve.Result, sandbox Image) {
 	}
 	v.Fixes = append(v.Fixes, fixes...)
 	for _, f := range resultFixes(res) {
-		if v.Status == OK && f.Urgency == resolve.UrgencyUnprotected {
+		if v.Status == StatusOK && f.Urgency == resolve.UrgencyUnprotected {
 			// What the result predicts the runtime leaves unprotected,
 			// the runtime reports protected: its report outranks the
 			// prediction (a k3s node's short name, stored in full and
@@ -325,7 +338,7 @@ func (v *Verdict) judge(res *resolve.Result, sandbox Image) {
 		f := v.Fixes[0]
 		v.Fix = &f
 		if f.Urgency == resolve.UrgencyStops {
-			v.Status = WillNotStart
+			v.Status = StatusWillNotStart
 		}
 	}
 	v.resultFindings(res)
@@ -479,7 +492,7 @@ func noSandbox(res *resolve.Result) error {
 	}
 	why := "no source names it"
 	for _, n := range res.Notes {
-		if n.Kind == resolve.SandboxImageUnknown || n.Kind == resolve.NoRuntime {
+		if n.Kind == resolve.KindSandboxImageUnknown || n.Kind == resolve.KindNoRuntime {
 			why = n.Message
 		}
 	}

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"testing/fstest"
 
@@ -82,54 +83,54 @@ func TestJudge(t *testing.T) {
 		{
 			name: "pinned as configured", root: containerd3(stored), opts: resolve.Options{RuntimeVersion: "2.2.9"},
 			images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}}, stored: true,
-			want: OK, wantAs: stored, wantSp: SpellingExact,
+			want: StatusOK, wantAs: stored, wantSp: SpellingExact,
 		},
 		{
 			// A mirror's tag listed first: the name that matched is the
 			// configured one, not the first tag.
 			name: "the matched tag, not the first", root: containerd2(stored), opts: resolve.Options{RuntimeVersion: "1.6.20"},
 			images: []image{{id: "sha256:1", tags: []string{mirror, stored}}}, stored: true,
-			want: Unpinned, wantAs: stored, wantSp: SpellingExact, wantKind: []resolve.Kind{SandboxUnpinned, resolve.ContainerdNeverPins},
-			wantFix: &resolve.Fix{Answers: resolve.ContainerdNeverPins, Action: resolve.ActionUpgrade, Version: "1.6.29"},
+			want: StatusUnpinned, wantAs: stored, wantSp: SpellingExact, wantKind: []resolve.Kind{resolve.KindSandboxUnpinned, resolve.KindContainerdNeverPins},
+			wantFix: &resolve.Fix{Answers: resolve.KindContainerdNeverPins, Action: resolve.ActionUpgrade, Version: "1.6.29"},
 			wantMsg: "no configuration can: containerd 1.6.20 never reports Image.pinned",
 		},
 		{
 			name: "an alias spelling, unpinned", root: containerd3(alias), opts: resolve.Options{RuntimeVersion: "2.4.2"},
 			images: []image{{id: "sha256:1", tags: []string{"docker.io/library/busybox:1", stored}}},
-			want:   Unpinned, wantAs: stored, wantSp: SpellingAlias,
-			wantKind: []resolve.Kind{SandboxUnpinned, SandboxNotStoredAsConfigured, resolve.ContainerdAliasNeverPinned, resolve.FrozenRegistry},
-			wantFix:  &resolve.Fix{Answers: SandboxUnpinned, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+			want:   StatusUnpinned, wantAs: stored, wantSp: SpellingAlias,
+			wantKind: []resolve.Kind{resolve.KindSandboxUnpinned, resolve.KindSandboxNotStoredAsConfigured, resolve.KindContainerdAliasNeverPinned, resolve.KindFrozenRegistry},
+			wantFix:  &resolve.Fix{Answers: resolve.KindSandboxUnpinned, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
 			wantMsg:  "configure the sandbox image as " + stored + ", the name it is stored under, in place of " + alias + " (/etc/containerd/config.toml:3)",
 		},
 		{
 			name: "an alias spelling, pinned through a shim", root: containerd3(alias), opts: resolve.Options{RuntimeVersion: "2.4.2"},
 			images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
-			want:   NotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias,
-			wantKind: []resolve.Kind{SandboxNotStoredAsConfigured, resolve.ContainerdAliasNeverPinned, resolve.FrozenRegistry},
-			wantFix:  &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+			want:   StatusNotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias,
+			wantKind: []resolve.Kind{resolve.KindSandboxNotStoredAsConfigured, resolve.KindContainerdAliasNeverPinned, resolve.KindFrozenRegistry},
+			wantFix:  &resolve.Fix{Answers: resolve.KindSandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
 		},
 		{
 			// Never advise to configure a name on the frozen registry.
 			name: "stored only on the frozen registry", root: containerd3(stored), opts: resolve.Options{RuntimeVersion: "2.4.2"},
 			images: []image{{id: "sha256:1", tags: []string{alias}}},
-			want:   Unpinned, wantAs: alias, wantSp: SpellingAlias, wantKind: []resolve.Kind{SandboxUnpinned, SandboxNotStoredAsConfigured},
-			wantFix: &resolve.Fix{Answers: SandboxUnpinned, Action: resolve.ActionPull, To: stored},
+			want:   StatusUnpinned, wantAs: alias, wantSp: SpellingAlias, wantKind: []resolve.Kind{resolve.KindSandboxUnpinned, resolve.KindSandboxNotStoredAsConfigured},
+			wantFix: &resolve.Fix{Answers: resolve.KindSandboxUnpinned, Action: resolve.ActionPull, To: stored},
 			wantMsg: "pull " + stored + " through the runtime's CRI (`crictl pull " + stored + "`)",
 		},
 		{
 			name: "absent", root: containerd3(stored), opts: resolve.Options{RuntimeVersion: "2.4.2"},
 			images: []image{{id: "sha256:2", tags: []string{"docker.io/library/busybox:1"}}},
-			want:   Absent, wantKind: []resolve.Kind{SandboxAbsent},
-			wantFix: &resolve.Fix{Answers: SandboxAbsent, Action: resolve.ActionPull, To: stored},
+			want:   StatusAbsent, wantKind: []resolve.Kind{resolve.KindSandboxAbsent},
+			wantFix: &resolve.Fix{Answers: resolve.KindSandboxAbsent, Action: resolve.ActionPull, To: stored},
 		},
 		{
 			// Present only through an alias of the Result's own: the
 			// default aliases do not know the mirror.
 			name: "the result's aliases", root: containerd3(mirror), opts: resolve.Options{RuntimeVersion: "2.4.2", Aliases: mirrored},
 			images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
-			want:   NotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias,
-			wantKind: []resolve.Kind{SandboxNotStoredAsConfigured, resolve.ContainerdAliasNeverPinned},
-			wantFix:  &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+			want:   StatusNotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias,
+			wantKind: []resolve.Kind{resolve.KindSandboxNotStoredAsConfigured, resolve.KindContainerdAliasNeverPinned},
+			wantFix:  &resolve.Fix{Answers: resolve.KindSandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
 		},
 		{
 			// CRI-O pins a name equal up to case, but looks up the
@@ -137,8 +138,8 @@ func TestJudge(t *testing.T) {
 			name: "letter case on CRI-O",
 			root: fstest.MapFS{"etc/crio/crio.conf": {Data: []byte("[crio.image]\npause_image = \"REGISTRY.K8S.IO/pause:3.10.1\"\n")}},
 			opts: resolve.Options{RuntimeVersion: "1.36.3"}, images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
-			want: NotStoredAsConfigured, wantAs: stored, wantSp: SpellingCase, wantKind: []resolve.Kind{SandboxNotStoredAsConfigured},
-			wantFix: &resolve.Fix{Answers: SandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/crio/crio.conf", Line: 2, To: stored},
+			want: StatusNotStoredAsConfigured, wantAs: stored, wantSp: SpellingCase, wantKind: []resolve.Kind{resolve.KindSandboxNotStoredAsConfigured},
+			wantFix: &resolve.Fix{Answers: resolve.KindSandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/crio/crio.conf", Line: 2, To: stored},
 		},
 		{
 			// By hand: resolve notes an ID as a short name
@@ -146,7 +147,7 @@ func TestJudge(t *testing.T) {
 			// prefixes docker.io/library/).
 			name: "by image ID", res: &resolve.Result{Runtime: "containerd", SandboxImage: "sha256:" + hex64, Pins: []string{"sha256:" + hex64}},
 			images: []image{{id: "sha256:" + hex64, tags: []string{stored}, pinned: true}}, stored: true,
-			want: OK, wantAs: "sha256:" + hex64, wantSp: SpellingExact,
+			want: StatusOK, wantAs: "sha256:" + hex64, wantSp: SpellingExact,
 		},
 	}
 	for _, tt := range tests {
@@ -159,8 +160,8 @@ func TestJudge(t *testing.T) {
 			v, err := Judge(res, Observation[image]{Images: tt.images, Lookup: looked(tt.stored)})
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, v.Status)
-			assert.Equal(t, tt.want == OK, v.Protected())
-			assert.Equal(t, tt.want != Absent, v.Sandbox.Present)
+			assert.Equal(t, tt.want == StatusOK, v.Protected())
+			assert.Equal(t, tt.want != StatusAbsent, v.Sandbox.Present)
 			assert.Equal(t, tt.wantAs, v.Sandbox.StoredAs)
 			assert.Equal(t, tt.wantSp, v.Sandbox.Spelling)
 			var kinds []resolve.Kind
@@ -189,8 +190,8 @@ const hex64 = "7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"
 func TestJudgeCounts(t *testing.T) {
 	t.Parallel()
 	res := &resolve.Result{Runtime: "containerd", SandboxImage: stored, Pins: []string{stored, "busybox:1"}, Conflicts: []resolve.Conflict{
-		{Kind: resolve.KubeadmDiffers, Message: "kubeadm pre-pulls another image"},
-		{Kind: resolve.ConfigMistake, Message: "a key containerd ignores"},
+		{Kind: resolve.KindKubeadmDiffers, Message: "kubeadm pre-pulls another image"},
+		{Kind: resolve.KindConfigMistake, Message: "a key containerd ignores"},
 	}}
 	images := []image{
 		{id: "sha256:1", tags: []string{stored}, pinned: true},
@@ -199,13 +200,13 @@ func TestJudgeCounts(t *testing.T) {
 	}
 	v, err := Judge(res, Observation[image]{Images: images, Lookup: LookupFound})
 	require.NoError(t, err)
-	assert.Equal(t, OK, v.Status, "the status speaks of the sandbox image")
+	assert.Equal(t, StatusOK, v.Status, "the status speaks of the sandbox image")
 	assert.Equal(t, 2, v.MustPin)
 	assert.Equal(t, 1, v.Unprotected)
 	assert.Equal(t, 2, v.Conflicts)
 	require.Len(t, v.Findings, 3, "the image, then the result's conflicts")
-	assert.Equal(t, ImageUnprotected, v.Findings[0].Kind)
-	assert.Equal(t, resolve.KubeadmDiffers, v.Findings[1].Kind)
+	assert.Equal(t, resolve.KindImageUnprotected, v.Findings[0].Kind)
+	assert.Equal(t, resolve.KindKubeadmDiffers, v.Findings[1].Kind)
 	require.Len(t, v.Images, 3)
 	assert.True(t, v.Images[0].Sandbox)
 	assert.Equal(t, &Rule{Pattern: "busybox:1", Source: "node (containerd)", Name: "docker.io/library/busybox:1"}, v.Images[1].Rule)
@@ -224,4 +225,21 @@ func TestJudgeNoSandboxImage(t *testing.T) {
 	_, err := Judge(res, Observation[image]{})
 	require.ErrorIs(t, err, ErrNoSandboxImage)
 	assert.Contains(t, err.Error(), "cannot tell containerd's sandbox image", "the result's note says why")
+}
+
+// TestStatusSpellingText: the closed sets refuse text outside them.
+func TestStatusSpellingText(t *testing.T) {
+	t.Parallel()
+	for _, s := range []Status{StatusWillNotStart, StatusAbsent, StatusUnpinned, StatusNotStoredAsConfigured, StatusOK} {
+		var got Status
+		require.NoError(t, json.Unmarshal([]byte(`"`+string(s)+`"`), &got))
+		assert.Equal(t, s, got)
+	}
+	var st Status
+	assert.Error(t, json.Unmarshal([]byte(`"fine"`), &st))
+	assert.Error(t, json.Unmarshal([]byte(`""`), &st))
+	var sp Spelling
+	assert.NoError(t, json.Unmarshal([]byte(`"case"`), &sp))
+	assert.Equal(t, SpellingCase, sp)
+	assert.Error(t, json.Unmarshal([]byte(`"other"`), &sp))
 }

@@ -35,7 +35,7 @@ func (r *resolver) crioPinCheck(v version, known bool) {
 	img := r.res.SandboxImage
 	if note, ok := releases.CRIOShortNameEnforcing.Holds(v); ok && img != "" && !strings.Contains(img, "$") && !hasDomain(img) {
 		if ref, err := r.norm.Parse(img); err == nil {
-			r.note(r.rt(CRIOShortNameEnforcing, r.winner.Origin), note, r.runtimeVer, img, r.winner.Origin, ref.String())
+			r.note(r.rt(KindCRIOShortNameEnforcing, r.winner.Origin), note, r.runtimeVer, img, r.winner.Origin, ref.String())
 		}
 	}
 }
@@ -54,12 +54,12 @@ func (r *resolver) crioNameCheck(ver string) {
 	if !fullyQualified(img) {
 		// CRI-O pulls a short name through registries.conf's search list and
 		// stores the full name; the pause-image pattern stays the short one.
-		r.note(r.rt(CRIOShortNeverPinned, r.winner.Origin), releases.CRIOShortNeverPinned.Note(), ver, img, r.winner.Origin, ref.String(), ref.String())
+		r.note(r.rt(KindCRIOShortNeverPinned, r.winner.Origin), releases.CRIOShortNeverPinned.Note(), ver, img, r.winner.Origin, ref.String(), ref.String())
 		return
 	}
 	if canon := ref.String(); !strings.EqualFold(canon, img) {
 		// An alias or a Docker Hub spelling: the image pre-pulled under its
 		// canonical name (as kubeadm does) is another stored name.
-		r.note(r.rt(CRIOAliasNeverPinned, r.winner.Origin), releases.CRIOAliasNeverPinned.Note(), ver, img, r.winner.Origin, canon, canon)
+		r.note(r.rt(KindCRIOAliasNeverPinned, r.winner.Origin), releases.CRIOAliasNeverPinned.Note(), ver, img, r.winner.Origin, canon, canon)
 	}
 }

@@ -32,7 +32,7 @@
 // malformed one is a [*ConfigError] naming the file, line and key, wrapping
 // [ErrInvalidConfig].
 //
-//   - containerd ([ContainerdConfig]): /etc/containerd/config.toml, or the
+//   - containerd ([SourceContainerdConfig]): /etc/containerd/config.toml, or the
 //     configs k3s and RKE2 generate under
 //     /var/lib/rancher/{k3s,rke2}/agent/etc/containerd/config.toml (preferred
 //     when present: their kubelet uses that containerd). Version 1 reads
@@ -65,7 +65,7 @@
 //     [plugins."io.containerd.server.v1.grpc"] address in version 4, which
 //     ignores [grpc] ([ContainerdEndpoint]). disabled_plugins = ["cri"]
 //     (Docker's packaged config) means that containerd serves no pods.
-//   - CRI-O ([CRIOConfig]): /etc/crio/crio.conf, then every file under
+//   - CRI-O ([SourceCRIOConfig]): /etc/crio/crio.conf, then every file under
 //     /etc/crio/crio.conf.d/ recursively in lexical order; keys merge, arrays
 //     replace. [crio.image] pause_image is the sandbox image, pinned_images
 //     the pin patterns (a lone "*", which makes CRI-O panic, is reported).
@@ -76,31 +76,31 @@
 //     applies (CRI-O before 1.28.0 pins nothing, 1.28.x only an image's first
 //     name). Pins then holds pause_image and pinned_images as written, for
 //     [pin.CRIOCompat].
-//   - cri-dockerd ([CRIDockerdFlags]): --pod-infra-container-image in the
+//   - cri-dockerd ([SourceCRIDockerdFlags]): --pod-infra-container-image in the
 //     ExecStart of cri-docker.service (the first of /etc, /run, /lib and
 //     /usr/lib systemd/system) and its cri-docker.service.d/*.conf drop-ins
 //     (all directories, by file name; an empty ExecStart= resets; the last
 //     ExecStart wins; backslash continuations, quotes and escapes as systemd reads
 //     them: package unitfile).
-//   - kubelet ([KubeletFlags]): KUBELET_KUBEADM_ARGS in
+//   - kubelet ([SourceKubeletFlags]): KUBELET_KUBEADM_ARGS in
 //     /var/lib/kubelet/kubeadm-flags.env, then KUBELET_EXTRA_ARGS in
 //     /etc/default/kubelet and /etc/sysconfig/kubelet (systemd
 //     EnvironmentFile syntax; Go-quoted values read back). Flags are
 //     --name=value or --name value; the last one wins. Its
 //     --container-runtime-endpoint tells which runtime the kubelet uses.
-//   - kubeadm ([KubeadmConfig], [KubeadmDefault]): Options.KubeadmConfigPath,
+//   - kubeadm ([SourceKubeadmConfig], [SourceKubeadmDefault]): Options.KubeadmConfigPath,
 //     a YAML file of one or more documents whose ClusterConfiguration
 //     (kubeadm.k8s.io/v1beta3, v1beta4 or v1, the API of kubeadm 1.37, all
 //     with a top-level imageRepository) gives imageRepository (and
 //     kubernetesVersion, used with a note when Options.KubeadmVersion is
 //     empty), and [KubeadmPauseImage] for the kubeadm version.
-//   - the live runtime ([RuntimeInfo]): Options.Live's report, when it has one
+//   - the live runtime ([SourceRuntimeInfo]): Options.Live's report, when it has one
 //     (containerd 1.x, CRI-O and cri-dockerd 0.3.2 and later do; containerd 2.x
 //     does not: seen on 2.2.9, 2.3.7 and 2.4.2). Its RuntimeVersion selects
 //     the built-in default, except for cri-dockerd, whose Version RPC reports
 //     the Docker Engine's version: cri-dockerd's own comes only from
 //     Options.RuntimeVersion, and is otherwise unknown (a note says so).
-//   - the built-in default ([RuntimeDefault]): [RuntimeDefaultImage] for the
+//   - the built-in default ([SourceRuntimeDefault]): [RuntimeDefaultImage] for the
 //     runtime and its version (see Versions).
 //
 // # Versions

@@ -18,117 +18,130 @@ type Kind string
 
 // Release facts: a behaviour of the component at the version Resolve used.
 const (
-	ContainerdNeverPins             Kind = "containerd-never-pins"                // never sets Image.pinned: upgrade or a shim
-	ContainerdPinsCRIPulls          Kind = "containerd-pins-cri-pulls"            // pins only images its CRI plugin pulled
-	ContainerdTaglessNeverPinned    Kind = "containerd-tagless-never-pinned"      // a tagless name is never pinned
-	ContainerdNoSandboxReport       Kind = "containerd-no-sandbox-report"         // 2.x reports no sandbox image over CRI
-	ContainerdAliasNeverPinned      Kind = "containerd-alias-never-pinned"        // an alias spelling is never pinned
-	ContainerdTagDigestNeverPinned  Kind = "containerd-tag-digest-never-pinned"   // name:tag@digest is never pinned (2.x)
-	ContainerdTagDigestDropsTag     Kind = "containerd-tag-digest-drops-tag"      // name:tag@digest pins only name@digest (1.x)
-	ContainerdShortNeverPinned      Kind = "containerd-short-never-pinned"        // a short name is never pinned (2.x)
-	ContainerdSandboxNotFound       Kind = "containerd-sandbox-not-found"         // 2.3.0–2.3.3 start no pod: the image is not written in full
-	ContainerdPausePullOff          Kind = "containerd-pause-pull-off"            // a handler's disable_pause_image_pull: pre-pull the image
-	CRIDockerdNeverPins             Kind = "cri-dockerd-never-pins"               // never sets Image.pinned
-	CRIDockerdAliasNeverPinned      Kind = "cri-dockerd-alias-never-pinned"       // an alias spelling is never pinned
-	CRIDockerdDigestOnlyNeverPinned Kind = "cri-dockerd-digest-only-never-pinned" // name@digest is never pinned
-	CRIDockerdDigestNeverPinned     Kind = "cri-dockerd-digest-never-pinned"      // name:tag@digest is never pinned
-	CRIDockerdOtherSpelling         Kind = "cri-dockerd-other-spelling"           // only Docker's familiar name:tag pins
-	CRIONoSandboxReport             Kind = "crio-no-sandbox-report"               // reports no pause image over CRI
-	CRIONeverPins                   Kind = "crio-never-pins"                      // never sets Image.pinned
-	CRIOFirstNameOnly               Kind = "crio-first-name-only"                 // matches an image's first name only
-	CRIOShortNameEnforcing          Kind = "crio-short-name-enforcing"            // a short name may fail to pull
-	CRIOShortNeverPinned            Kind = "crio-short-never-pinned"              // a short pause_image pins nothing
-	CRIOAliasNeverPinned            Kind = "crio-alias-never-pinned"              // an alias pause_image pins only that name
-	KubeletIgnoresPinned            Kind = "kubelet-ignores-pinned"               // kubelet <1.23 ignores Image.pinned
-	KubeletProtectsDefault          Kind = "kubelet-protects-default"             // kubelet <1.29 keeps its default from GC
-	KubeletProtectsRuntimeImage     Kind = "kubelet-protects-runtime-image"       // ... which is the runtime's image
-	KubeletProtectsOtherImage       Kind = "kubelet-protects-other-image"         // ... which is not the runtime's image
-	KubeletIgnoresFlag              Kind = "kubelet-ignores-flag"                 // 1.29–1.34 ignore --pod-infra-container-image
-	KubeletRejectsFlag              Kind = "kubelet-rejects-flag"                 // 1.35 and later do not start with it
+	KindContainerdNeverPins             Kind = "containerd-never-pins"                // never sets Image.pinned: upgrade or a shim
+	KindContainerdPinsCRIPulls          Kind = "containerd-pins-cri-pulls"            // pins only images its CRI plugin pulled
+	KindContainerdTaglessNeverPinned    Kind = "containerd-tagless-never-pinned"      // a tagless name is never pinned
+	KindContainerdNoSandboxReport       Kind = "containerd-no-sandbox-report"         // 2.x reports no sandbox image over CRI
+	KindContainerdAliasNeverPinned      Kind = "containerd-alias-never-pinned"        // an alias spelling is never pinned
+	KindContainerdTagDigestNeverPinned  Kind = "containerd-tag-digest-never-pinned"   // name:tag@digest is never pinned (2.x)
+	KindContainerdTagDigestDropsTag     Kind = "containerd-tag-digest-drops-tag"      // name:tag@digest pins only name@digest (1.x)
+	KindContainerdShortNeverPinned      Kind = "containerd-short-never-pinned"        // a short name is never pinned (2.x)
+	KindContainerdSandboxNotFound       Kind = "containerd-sandbox-not-found"         // 2.3.0–2.3.3 start no pod: the image is not written in full
+	KindContainerdPausePullOff          Kind = "containerd-pause-pull-off"            // a handler's disable_pause_image_pull: pre-pull the image
+	KindCRIDockerdNeverPins             Kind = "cri-dockerd-never-pins"               // never sets Image.pinned
+	KindCRIDockerdAliasNeverPinned      Kind = "cri-dockerd-alias-never-pinned"       // an alias spelling is never pinned
+	KindCRIDockerdDigestOnlyNeverPinned Kind = "cri-dockerd-digest-only-never-pinned" // name@digest is never pinned
+	KindCRIDockerdDigestNeverPinned     Kind = "cri-dockerd-digest-never-pinned"      // name:tag@digest is never pinned
+	KindCRIDockerdOtherSpelling         Kind = "cri-dockerd-other-spelling"           // only Docker's familiar name:tag pins
+	KindCRIONoSandboxReport             Kind = "crio-no-sandbox-report"               // reports no pause image over CRI
+	KindCRIONeverPins                   Kind = "crio-never-pins"                      // never sets Image.pinned
+	KindCRIOFirstNameOnly               Kind = "crio-first-name-only"                 // matches an image's first name only
+	KindCRIOShortNameEnforcing          Kind = "crio-short-name-enforcing"            // a short name may fail to pull
+	KindCRIOShortNeverPinned            Kind = "crio-short-never-pinned"              // a short pause_image pins nothing
+	KindCRIOAliasNeverPinned            Kind = "crio-alias-never-pinned"              // an alias pause_image pins only that name
+	KindKubeletIgnoresPinned            Kind = "kubelet-ignores-pinned"               // kubelet <1.23 ignores Image.pinned
+	KindKubeletProtectsDefault          Kind = "kubelet-protects-default"             // kubelet <1.29 keeps its default from GC
+	KindKubeletProtectsRuntimeImage     Kind = "kubelet-protects-runtime-image"       // ... which is the runtime's image
+	KindKubeletProtectsOtherImage       Kind = "kubelet-protects-other-image"         // ... which is not the runtime's image
+	KindKubeletIgnoresFlag              Kind = "kubelet-ignores-flag"                 // 1.29–1.34 ignore --pod-infra-container-image
+	KindKubeletRejectsFlag              Kind = "kubelet-rejects-flag"                 // 1.35 and later do not start with it
 )
 
 // Kinds about this node's files and sources.
 const (
-	// SeveralRuntimes: more than one runtime is configured.
-	SeveralRuntimes Kind = "several-runtimes"
-	// NoRuntime: no runtime was found.
-	NoRuntime Kind = "no-runtime"
-	// LiveIgnored: the live runtime's report was not used.
-	LiveIgnored Kind = "live-ignored"
-	// ContainerdCRIDisabled: a containerd config turns CRI off.
-	ContainerdCRIDisabled Kind = "containerd-cri-disabled"
-	// ContainerdOtherConfig: another containerd config exists beside the one read.
-	ContainerdOtherConfig Kind = "containerd-other-config"
-	// ContainerdConfigVersion: the config's version and containerd's disagree.
-	ContainerdConfigVersion Kind = "containerd-config-version"
-	// ContainerdMigratesSandbox: containerd 2.x moves sandbox_image in memory.
-	ContainerdMigratesSandbox Kind = "containerd-migrates-sandbox"
-	// ConfigMistake: a key the runtime ignores, an empty value, a bad import.
-	ConfigMistake Kind = "config-mistake"
-	// UnitNote: something in a systemd unit that sandboxpin cannot follow.
-	UnitNote Kind = "unit-note"
-	// InvalidReference: an image that is not a valid reference.
-	InvalidReference Kind = "invalid-reference"
-	// RuntimeNotRestarted: the running runtime reports another image than its file.
-	RuntimeNotRestarted Kind = "runtime-not-restarted"
-	// RuntimeConfigElsewhere: the running runtime reports another image than its default.
-	RuntimeConfigElsewhere Kind = "runtime-config-elsewhere"
-	// SandboxImageUnknown: the sandbox image cannot be told.
-	SandboxImageUnknown Kind = "sandbox-image-unknown"
-	// VersionUnknown: a component's version is unknown; Component names it.
-	VersionUnknown Kind = "version-unknown"
-	// VersionAssumed: a component's version was taken from a weaker source.
-	VersionAssumed Kind = "version-assumed"
-	// VersionSource: a note on a version source (disagreement, unreadable).
-	VersionSource Kind = "version-source"
-	// SameImageAlias: two sources name one image under two spellings.
-	SameImageAlias Kind = "same-image-alias"
-	// SameTagDigest: two sources name one tag, one with a digest.
-	SameTagDigest Kind = "same-tag-digest"
-	// FrozenRegistry: an image on k8s.gcr.io, which gets no new images.
-	FrozenRegistry Kind = "frozen-registry"
-	// KubeletFlagOverridden: a later --pod-infra-container-image wins.
-	KubeletFlagOverridden Kind = "kubelet-flag-overridden"
-	// KubeletFlagSet: the flag is set and the kubelet's version is unknown.
-	KubeletFlagSet Kind = "kubelet-flag-set"
-	// KubeletFlagDiffers: the flag names another image than the runtime's.
-	KubeletFlagDiffers Kind = "kubelet-flag-differs"
-	// KubeadmDiffers: kubeadm pre-pulls and expects another image.
-	KubeadmDiffers Kind = "kubeadm-differs"
-	// PrepullTwoNames: Prepull lists one image under two names.
-	PrepullTwoNames Kind = "prepull-two-names"
+	// KindSeveralRuntimes: more than one runtime is configured.
+	KindSeveralRuntimes Kind = "several-runtimes"
+	// KindNoRuntime: no runtime was found.
+	KindNoRuntime Kind = "no-runtime"
+	// KindLiveIgnored: the live runtime's report was not used.
+	KindLiveIgnored Kind = "live-ignored"
+	// KindContainerdCRIDisabled: a containerd config turns CRI off.
+	KindContainerdCRIDisabled Kind = "containerd-cri-disabled"
+	// KindContainerdOtherConfig: another containerd config exists beside the one read.
+	KindContainerdOtherConfig Kind = "containerd-other-config"
+	// KindContainerdConfigVersion: the config's version and containerd's disagree.
+	KindContainerdConfigVersion Kind = "containerd-config-version"
+	// KindContainerdMigratesSandbox: containerd 2.x moves sandbox_image in memory.
+	KindContainerdMigratesSandbox Kind = "containerd-migrates-sandbox"
+	// KindConfigMistake: a key the runtime ignores, an empty value, a bad import.
+	KindConfigMistake Kind = "config-mistake"
+	// KindUnitNote: something in a systemd unit that sandboxpin cannot follow.
+	KindUnitNote Kind = "unit-note"
+	// KindInvalidReference: an image that is not a valid reference.
+	KindInvalidReference Kind = "invalid-reference"
+	// KindRuntimeNotRestarted: the running runtime reports another image than its file.
+	KindRuntimeNotRestarted Kind = "runtime-not-restarted"
+	// KindRuntimeConfigElsewhere: the running runtime reports another image than its default.
+	KindRuntimeConfigElsewhere Kind = "runtime-config-elsewhere"
+	// KindSandboxImageUnknown: the sandbox image cannot be told.
+	KindSandboxImageUnknown Kind = "sandbox-image-unknown"
+	// KindVersionUnknown: a component's version is unknown; Component names it.
+	KindVersionUnknown Kind = "version-unknown"
+	// KindVersionAssumed: a component's version was taken from a weaker source.
+	KindVersionAssumed Kind = "version-assumed"
+	// KindVersionSource: a note on a version source (disagreement, unreadable).
+	KindVersionSource Kind = "version-source"
+	// KindSameImageAlias: two sources name one image under two spellings.
+	KindSameImageAlias Kind = "same-image-alias"
+	// KindSameTagDigest: two sources name one tag, one with a digest.
+	KindSameTagDigest Kind = "same-tag-digest"
+	// KindFrozenRegistry: an image on k8s.gcr.io, which gets no new images.
+	KindFrozenRegistry Kind = "frozen-registry"
+	// KindKubeletFlagOverridden: a later --pod-infra-container-image wins.
+	KindKubeletFlagOverridden Kind = "kubelet-flag-overridden"
+	// KindKubeletFlagSet: the flag is set and the kubelet's version is unknown.
+	KindKubeletFlagSet Kind = "kubelet-flag-set"
+	// KindKubeletFlagDiffers: the flag names another image than the runtime's.
+	KindKubeletFlagDiffers Kind = "kubelet-flag-differs"
+	// KindKubeadmDiffers: kubeadm pre-pulls and expects another image.
+	KindKubeadmDiffers Kind = "kubeadm-differs"
+	// KindPrepullTwoNames: Prepull lists one image under two names.
+	KindPrepullTwoNames Kind = "prepull-two-names"
+)
+
+// Kinds of the node verdict's own findings (package audit), from what the
+// runtime reports of its images.
+const (
+	// KindSandboxAbsent: no stored image is the sandbox image.
+	KindSandboxAbsent Kind = "sandbox-absent"
+	// KindSandboxUnpinned: the runtime stores it but reports pinned=false.
+	KindSandboxUnpinned Kind = "sandbox-unpinned"
+	// KindSandboxNotStoredAsConfigured: stored only under another spelling.
+	KindSandboxNotStoredAsConfigured Kind = "sandbox-not-stored-as-configured"
+	// KindImageUnprotected: an image the node's rules pin is not pinned.
+	KindImageUnprotected Kind = "image-unprotected"
 )
 
 // factKinds are the kinds of the release facts, in their order.
 var factKinds = [...]Kind{
-	releases.ContainerdNeverPins:             ContainerdNeverPins,
-	releases.ContainerdPinsCRIPulls:          ContainerdPinsCRIPulls,
-	releases.ContainerdConfig4:               ContainerdMigratesSandbox,
-	releases.ContainerdTaglessNeverPinned:    ContainerdTaglessNeverPinned,
-	releases.ContainerdNoSandboxReport:       ContainerdNoSandboxReport,
-	releases.ContainerdAliasNeverPinned:      ContainerdAliasNeverPinned,
-	releases.ContainerdTagDigestNeverPinned:  ContainerdTagDigestNeverPinned,
-	releases.ContainerdTagDigestDropsTag:     ContainerdTagDigestDropsTag,
-	releases.ContainerdShortNeverPinned:      ContainerdShortNeverPinned,
-	releases.ContainerdSandboxNotFound:       ContainerdSandboxNotFound,
-	releases.ContainerdPausePullOff:          ContainerdPausePullOff,
-	releases.CRIDockerdNeverPins:             CRIDockerdNeverPins,
-	releases.CRIDockerdAliasNeverPinned:      CRIDockerdAliasNeverPinned,
-	releases.CRIDockerdDigestOnlyNeverPinned: CRIDockerdDigestOnlyNeverPinned,
-	releases.CRIDockerdDigestNeverPinned:     CRIDockerdDigestNeverPinned,
-	releases.CRIDockerdOtherSpelling:         CRIDockerdOtherSpelling,
-	releases.CRIONoSandboxReport:             CRIONoSandboxReport,
-	releases.CRIONeverPins:                   CRIONeverPins,
-	releases.CRIOFirstNameOnly:               CRIOFirstNameOnly,
-	releases.CRIOShortNameEnforcing:          CRIOShortNameEnforcing,
-	releases.CRIOShortNeverPinned:            CRIOShortNeverPinned,
-	releases.CRIOAliasNeverPinned:            CRIOAliasNeverPinned,
-	releases.KubeletIgnoresPinned:            KubeletIgnoresPinned,
-	releases.KubeletProtectsDefault:          KubeletProtectsDefault,
-	releases.KubeletProtectsRuntimeImage:     KubeletProtectsRuntimeImage,
-	releases.KubeletProtectsOtherImage:       KubeletProtectsOtherImage,
-	releases.KubeletIgnoresFlag:              KubeletIgnoresFlag,
-	releases.KubeletRejectsFlag:              KubeletRejectsFlag,
+	releases.ContainerdNeverPins:             KindContainerdNeverPins,
+	releases.ContainerdPinsCRIPulls:          KindContainerdPinsCRIPulls,
+	releases.ContainerdConfig4:               KindContainerdMigratesSandbox,
+	releases.ContainerdTaglessNeverPinned:    KindContainerdTaglessNeverPinned,
+	releases.ContainerdNoSandboxReport:       KindContainerdNoSandboxReport,
+	releases.ContainerdAliasNeverPinned:      KindContainerdAliasNeverPinned,
+	releases.ContainerdTagDigestNeverPinned:  KindContainerdTagDigestNeverPinned,
+	releases.ContainerdTagDigestDropsTag:     KindContainerdTagDigestDropsTag,
+	releases.ContainerdShortNeverPinned:      KindContainerdShortNeverPinned,
+	releases.ContainerdSandboxNotFound:       KindContainerdSandboxNotFound,
+	releases.ContainerdPausePullOff:          KindContainerdPausePullOff,
+	releases.CRIDockerdNeverPins:             KindCRIDockerdNeverPins,
+	releases.CRIDockerdAliasNeverPinned:      KindCRIDockerdAliasNeverPinned,
+	releases.CRIDockerdDigestOnlyNeverPinned: KindCRIDockerdDigestOnlyNeverPinned,
+	releases.CRIDockerdDigestNeverPinned:     KindCRIDockerdDigestNeverPinned,
+	releases.CRIDockerdOtherSpelling:         KindCRIDockerdOtherSpelling,
+	releases.CRIONoSandboxReport:             KindCRIONoSandboxReport,
+	releases.CRIONeverPins:                   KindCRIONeverPins,
+	releases.CRIOFirstNameOnly:               KindCRIOFirstNameOnly,
+	releases.CRIOShortNameEnforcing:          KindCRIOShortNameEnforcing,
+	releases.CRIOShortNeverPinned:            KindCRIOShortNeverPinned,
+	releases.CRIOAliasNeverPinned:            KindCRIOAliasNeverPinned,
+	releases.KubeletIgnoresPinned:            KindKubeletIgnoresPinned,
+	releases.KubeletProtectsDefault:          KindKubeletProtectsDefault,
+	releases.KubeletProtectsRuntimeImage:     KindKubeletProtectsRuntimeImage,
+	releases.KubeletProtectsOtherImage:       KindKubeletProtectsOtherImage,
+	releases.KubeletIgnoresFlag:              KindKubeletIgnoresFlag,
+	releases.KubeletRejectsFlag:              KindKubeletRejectsFlag,
 }
 
 // Note is an informational finding: it changes no answer but may matter,
@@ -252,3 +265,44 @@ const (
 	ActionRestart Action = "restart" // restart Component so that it reads its configuration
 	ActionPull    Action = "pull"    // store the image under the name To
 )
+
+// UnmarshalText accepts the actions above; any other text is an error: the
+// set is closed.
+func (a *Action) UnmarshalText(text []byte) error {
+	switch v := Action(text); v {
+	case ActionEdit, ActionRemove, ActionUpgrade, ActionShim, ActionRestart, ActionPull:
+		*a = v
+		return nil
+	}
+	return fmt.Errorf("resolve: unknown action %q", text)
+}
+
+// Kinds returns every kind this version of the package reports, the
+// release facts first, in a new slice. The set is open: a later version
+// may add kinds (never rename one), so a caller that switches on a Kind
+// keeps a default case, and JSON from a newer version decodes.
+func Kinds() []Kind {
+	return append(factKinds[:len(factKinds):len(factKinds)],
+		KindSeveralRuntimes, KindNoRuntime, KindLiveIgnored, KindContainerdCRIDisabled, KindContainerdOtherConfig,
+		KindContainerdConfigVersion, KindConfigMistake, KindUnitNote, KindInvalidReference,
+		KindRuntimeNotRestarted, KindRuntimeConfigElsewhere, KindSandboxImageUnknown, KindVersionUnknown,
+		KindVersionAssumed, KindVersionSource, KindSameImageAlias, KindSameTagDigest, KindFrozenRegistry,
+		KindKubeletFlagOverridden, KindKubeletFlagSet, KindKubeletFlagDiffers, KindKubeadmDiffers, KindPrepullTwoNames,
+		KindSandboxAbsent, KindSandboxUnpinned, KindSandboxNotStoredAsConfigured, KindImageUnprotected)
+}
+
+// UnmarshalText accepts any kind spelled as kinds are, lowercase words of
+// letters and digits joined by single dashes, since the set is open (see
+// [Kinds]); "" and other text are errors.
+func (k *Kind) UnmarshalText(text []byte) error {
+	if len(text) == 0 || len(text) > 128 || text[0] == '-' || text[len(text)-1] == '-' {
+		return fmt.Errorf("resolve: invalid kind %q", text)
+	}
+	for i, c := range text {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' && text[i-1] != '-') {
+			return fmt.Errorf("resolve: invalid kind %q", text)
+		}
+	}
+	*k = Kind(text)
+	return nil
+}

@@ -64,33 +64,33 @@ func TestFix(t *testing.T) {
 			// Versions unknown: the change right at every version, never
 			// the k8s.gcr.io spelling, and the flag removed, not set.
 			name: "the sample node", files: sampleNode,
-			want: Fix{Answers: ContainerdAliasNeverPinned, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey,
+			want: Fix{Answers: KindContainerdAliasNeverPinned, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey,
 				From: "k8s.gcr.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10.1", Urgency: UrgencyUnprotected, Message: "set the sandbox image at /etc/containerd/config.toml:4"},
-			wantKinds:    []Kind{VersionUnknown, ContainerdAliasNeverPinned, FrozenRegistry, KubeletFlagSet, KubeletFlagDiffers},
+			wantKinds:    []Kind{KindVersionUnknown, KindContainerdAliasNeverPinned, KindFrozenRegistry, KindKubeletFlagSet, KindKubeletFlagDiffers},
 			wantConflict: "remove the flag from /var/lib/kubelet/kubeadm-flags.env (kubelet 1.29 to 1.34 ignore it",
 		},
 		{
 			name: "a kubelet that still reads the flag", files: sampleNode, opts: Options{RuntimeVersion: "2.2.9", KubeletVersion: "v1.28.4"},
-			want: Fix{Answers: ContainerdAliasNeverPinned, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey,
+			want: Fix{Answers: KindContainerdAliasNeverPinned, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey,
 				From: "k8s.gcr.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10.1", Urgency: UrgencyUnprotected},
-			wantKinds:    []Kind{ContainerdAliasNeverPinned, FrozenRegistry, KubeletFlagDiffers},
+			wantKinds:    []Kind{KindContainerdAliasNeverPinned, KindFrozenRegistry, KindKubeletFlagDiffers},
 			wantConflict: "set the flag in /var/lib/kubelet/kubeadm-flags.env to k8s.gcr.io/pause:3.10.1, or remove it",
 		},
 		{
 			// The kubelet does not start: that comes first.
 			name: "a kubelet that rejects the flag", files: sampleNode, opts: Options{RuntimeVersion: "2.2.9", KubeletVersion: "1.35.0"},
-			want: Fix{Answers: KubeletRejectsFlag, Action: ActionRemove, Path: "/var/lib/kubelet/kubeadm-flags.env", Line: 1,
+			want: Fix{Answers: KindKubeletRejectsFlag, Action: ActionRemove, Path: "/var/lib/kubelet/kubeadm-flags.env", Line: 1,
 				Key: "KUBELET_KUBEADM_ARGS --pod-infra-container-image", From: "registry.k8s.io/pause:3.9", Urgency: UrgencyStops, Message: "will not start"},
-			wantKinds:    []Kind{KubeletRejectsFlag},
+			wantKinds:    []Kind{KindKubeletRejectsFlag},
 			wantConflict: "kubelet 1.35.0 no longer has --pod-infra-container-image and will not start",
 		},
 		{
 			name:  "a release that never pins",
 			files: map[string]string{"etc/containerd/config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.k8s.io/pause:3.10.1\"\n"},
 			opts:  Options{RuntimeVersion: "1.6.20"},
-			want: Fix{Answers: ContainerdNeverPins, Action: ActionUpgrade, Component: "containerd", Version: "1.6.29", Urgency: UrgencyUnprotected,
+			want: Fix{Answers: KindContainerdNeverPins, Action: ActionUpgrade, Component: "containerd", Version: "1.6.29", Urgency: UrgencyUnprotected,
 				Message: "upgrade containerd from 1.6.20 to 1.6.29 or later"},
-			wantKinds:    []Kind{ContainerdNeverPins},
+			wantKinds:    []Kind{KindContainerdNeverPins},
 			wantVersions: []string{"containerd 1.6.20 used"},
 		},
 		{
@@ -100,9 +100,9 @@ func TestFix(t *testing.T) {
 				"etc/kubeadm.yaml":           "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.33.1\n",
 			},
 			opts: Options{RuntimeVersion: "2.2.9", KubeadmConfigPath: "/etc/kubeadm.yaml"},
-			want: Fix{Answers: KubeadmDiffers, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 3,
+			want: Fix{Answers: KindKubeadmDiffers, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 3,
 				From: "registry.k8s.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10", Urgency: UrgencyOther},
-			wantKinds:    []Kind{VersionAssumed, KubeadmDiffers},
+			wantKinds:    []Kind{KindVersionAssumed, KindKubeadmDiffers},
 			wantVersions: []string{"containerd 2.2.9 used", "kubeadm v1.33.1 used assumed"},
 		},
 	}
@@ -166,7 +166,7 @@ func TestNoFix(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Nil(t, res.Fix, "notes %q", res.Notes)
-	assert.Equal(t, ContainerdConfig, res.Winner.Source)
+	assert.Equal(t, SourceContainerdConfig, res.Winner.Source)
 	assert.Equal(t, 3, res.Winner.Line)
 }
 
@@ -234,4 +234,32 @@ func TestUrgency(t *testing.T) {
 		assert.True(t, errors.Is(err, ErrInvalidUrgency), "Unmarshal(%q) error = %v, want %v", s, err, ErrInvalidUrgency)
 		assert.Empty(t, got)
 	}
+}
+
+// TestKinds: every kind is listed once, reads back through UnmarshalText
+// (JSON from this version decodes), and malformed kinds are errors while a
+// new, well-formed one is accepted (the set is open).
+func TestKinds(t *testing.T) {
+	t.Parallel()
+	kinds := Kinds()
+	seen := map[Kind]bool{}
+	for _, k := range kinds {
+		assert.False(t, seen[k], "%q listed twice", k)
+		seen[k] = true
+		var back Kind
+		require.NoError(t, back.UnmarshalText([]byte(k)), "%q", k)
+		assert.Equal(t, k, back)
+	}
+	assert.True(t, seen[KindKubeletRejectsFlag] && seen[KindSandboxAbsent] && seen[KindPrepullTwoNames])
+	kinds[0] = "changed"
+	assert.NotEqual(t, Kind("changed"), Kinds()[0], "Kinds returns a new slice")
+	var k Kind
+	assert.NoError(t, k.UnmarshalText([]byte("a-kind-of-2027")))
+	for _, bad := range []string{"", "-x", "x-", "a--b", "Upper", "a b", "a_b"} {
+		assert.Error(t, k.UnmarshalText([]byte(bad)), "%q", bad)
+	}
+	var a Action
+	assert.NoError(t, json.Unmarshal([]byte(`"pull"`), &a))
+	assert.Equal(t, ActionPull, a)
+	assert.Error(t, json.Unmarshal([]byte(`"reboot"`), &a))
 }

@@ -98,11 +98,11 @@ func (r *resolver) upgrade(f, then releases.Fact, v version) {
 // releases before those pin nothing at all.
 func (r *resolver) unknownRuntimeVersion() {
 	for _, n := range r.res.Notes {
-		if n.Kind == VersionUnknown && n.Component == r.runtime {
+		if n.Kind == KindVersionUnknown && n.Component == r.runtime {
 			return // said already (cri-dockerd behind Docker Engine)
 		}
 	}
-	r.note(r.rt(VersionUnknown, ""), "%s's version is unknown: no live runtime, binary's Go build info or installed package states it; "+
+	r.note(r.rt(KindVersionUnknown, ""), "%s's version is unknown: no live runtime, binary's Go build info or installed package states it; "+
 		"what its release pins was checked only where every release agrees", r.runtime)
 	img := r.res.SandboxImage
 	if img == "" || strings.Contains(img, "$") || r.runtime == runtimeCRIO {
@@ -117,11 +117,11 @@ func (r *resolver) unknownRuntimeVersion() {
 		return
 	}
 	const anyRelease = "(of any release that pins)"
-	n := r.rt(ContainerdAliasNeverPinned, r.winner.Origin)
+	n := r.rt(KindContainerdAliasNeverPinned, r.winner.Origin)
 	note := releases.ContainerdAliasNeverPinned.Note()
 	args := []any{anyRelease, img, r.winner.Origin, ref.String()}
 	if r.runtime == runtimeCRIDockerd {
-		n.Kind, note = CRIDockerdAliasNeverPinned, releases.CRIDockerdAliasNeverPinned.Note()
+		n.Kind, note = KindCRIDockerdAliasNeverPinned, releases.CRIDockerdAliasNeverPinned.Note()
 		args = []any{anyRelease, img, r.winner.Origin, ref.String(), img, ref.String()}
 	}
 	r.note(n, note, args...)
@@ -147,8 +147,8 @@ func (r *resolver) checkFrozen() {
 	if err != nil || strings.EqualFold(ref.Domain(), frozenDomain) {
 		return
 	}
-	r.note(r.rt(FrozenRegistry, r.winner.Origin), "%s (%s) is on %s, which has published no image since April 2023 and redirects to %s: "+
+	r.note(r.rt(KindFrozenRegistry, r.winner.Origin), "%s (%s) is on %s, which has published no image since April 2023 and redirects to %s: "+
 		"kubeadm and the runtimes' defaults name %s, and later pause tags exist only there; write %s",
 		img, r.winner.Origin, frozenDomain, ref.Domain(), ref.Domain(), ref.String())
-	r.editSandbox(rankUnprotected, FrozenRegistry, ref.String())
+	r.editSandbox(rankUnprotected, KindFrozenRegistry, ref.String())
 }

@@ -20,7 +20,7 @@ func (r *resolver) checkKubeletVersion() {
 		return
 	}
 	if note, ok := releases.KubeletIgnoresPinned.Holds(kv); ok {
-		r.note(Note{Kind: KubeletIgnoresPinned, Component: releases.Kubelet, Version: kubeletVer}, note, kubeletVer, config.KubeletSandboxFlag)
+		r.note(Note{Kind: KindKubeletIgnoresPinned, Component: releases.Kubelet, Version: kubeletVer}, note, kubeletVer, config.KubeletSandboxFlag)
 	}
 	if _, ok := releases.KubeletProtectsDefault.Holds(kv); !ok || r.kubelet != nil && len(r.kubelet.SandboxArgs) > 0 {
 		return
@@ -32,10 +32,10 @@ func (r *resolver) checkKubeletVersion() {
 	kn := func(k Kind) Note { return Note{Kind: k, Component: releases.Kubelet, Version: kubeletVer} }
 	switch {
 	case r.winner.Image == "":
-		r.note(kn(KubeletProtectsDefault), releases.KubeletProtectsDefault.Note(), kubeletVer, def, config.KubeletSandboxFlag)
+		r.note(kn(KindKubeletProtectsDefault), releases.KubeletProtectsDefault.Note(), kubeletVer, def, config.KubeletSandboxFlag)
 	case r.relate(def, r.winner.Image) == relSame:
-		r.note(kn(KubeletProtectsRuntimeImage), releases.KubeletProtectsRuntimeImage.Note(), kubeletVer, def, config.KubeletSandboxFlag)
+		r.note(kn(KindKubeletProtectsRuntimeImage), releases.KubeletProtectsRuntimeImage.Note(), kubeletVer, def, config.KubeletSandboxFlag)
 	default:
-		r.note(kn(KubeletProtectsOtherImage), releases.KubeletProtectsOtherImage.Note(), kubeletVer, def, config.KubeletSandboxFlag, r.winner.Image, r.winner.Origin)
+		r.note(kn(KindKubeletProtectsOtherImage), releases.KubeletProtectsOtherImage.Note(), kubeletVer, def, config.KubeletSandboxFlag, r.winner.Image, r.winner.Origin)
 	}
 }

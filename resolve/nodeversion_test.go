@@ -231,7 +231,7 @@ func TestResolveNodeVersions(t *testing.T) {
 			if tt.wantOrigin != "" {
 				var origins []string
 				for _, c := range res.Candidates {
-					if c.Role == RuntimeUses {
+					if c.Role == RoleRuntimeUses {
 						origins = append(origins, c.Origin)
 					}
 				}

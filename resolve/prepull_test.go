@@ -90,7 +90,7 @@ func TestPrepull(t *testing.T) {
 			assert.Equal(t, tt.wantPrepull, res.Prepull)
 			var notes []string
 			for _, n := range res.Notes {
-				if n.Kind == PrepullTwoNames {
+				if n.Kind == KindPrepullTwoNames {
 					notes = append(notes, n.Message)
 				}
 			}

@@ -368,14 +368,14 @@ func (r *resolver) configured() (names, files []string) {
 func (r *resolver) chooseRuntime() {
 	for _, c := range r.ctrs {
 		if c.Disabled != nil {
-			r.note(Note{Kind: ContainerdCRIDisabled, Component: runtimeContainerd, Origin: c.Disabled.Origin()}, "%s turns containerd's CRI plugin off (disabled_plugins = [%q], as Docker's packaged config does): "+
+			r.note(Note{Kind: KindContainerdCRIDisabled, Component: runtimeContainerd, Origin: c.Disabled.Origin()}, "%s turns containerd's CRI plugin off (disabled_plugins = [%q], as Docker's packaged config does): "+
 				"that containerd serves no Kubernetes pods", c.Disabled.Origin(), c.Disabled.Value)
 		}
 	}
 	names, files := r.configured()
 	for _, c := range r.ctrs {
 		if c != r.ctr && c.Disabled == nil {
-			r.note(Note{Kind: ContainerdOtherConfig, Component: runtimeContainerd, Origin: c.Path}, "%s is also a containerd config; %s was read as the one the kubelet's containerd uses", c.Path, r.ctr.Path)
+			r.note(Note{Kind: KindContainerdOtherConfig, Component: runtimeContainerd, Origin: c.Path}, "%s is also a containerd config; %s was read as the one the kubelet's containerd uses", c.Path, r.ctr.Path)
 		}
 	}
 	how := ""
@@ -395,16 +395,16 @@ func (r *resolver) chooseRuntime() {
 	}
 	r.res.Runtime = r.runtime
 	if r.runtime == "" {
-		r.note(Note{Kind: NoRuntime}, "no container runtime found: no config file of containerd, CRI-O or cri-dockerd, and no live runtime")
+		r.note(Note{Kind: KindNoRuntime}, "no container runtime found: no config file of containerd, CRI-O or cri-dockerd, and no live runtime")
 		return
 	}
 	if len(names) > 1 {
 		var cands []Candidate
 		for i, n := range names {
 			if f := r.configuredFound(n); f != nil {
-				cands = append(cands, candidateOf(*f, runtimeSource(n), RuntimeUses))
+				cands = append(cands, candidateOf(*f, runtimeSource(n), RoleRuntimeUses))
 			} else {
-				cands = append(cands, Candidate{Source: runtimeSource(n), Origin: files[i], Role: RuntimeUses})
+				cands = append(cands, Candidate{Source: runtimeSource(n), Origin: files[i], Role: RoleRuntimeUses})
 			}
 		}
 		list := make([]string, len(names))
@@ -412,20 +412,20 @@ func (r *resolver) chooseRuntime() {
 			list[i] = names[i] + " (" + files[i] + ")"
 		}
 		if how == "" {
-			r.conflict(Note{Kind: SeveralRuntimes, Component: r.runtime}, cands[0], cands[1], "%d container runtimes are configured on this node: %s; "+
+			r.conflict(Note{Kind: KindSeveralRuntimes, Component: r.runtime}, cands[0], cands[1], "%d container runtimes are configured on this node: %s; "+
 				"%s was assumed: remove the other's configuration, or name the runtime", len(names), strings.Join(list, ", "), r.runtime)
 		} else {
-			r.note(Note{Kind: SeveralRuntimes, Component: r.runtime}, "%d container runtimes are configured on this node: %s; %s is used, from %s",
+			r.note(Note{Kind: KindSeveralRuntimes, Component: r.runtime}, "%d container runtimes are configured on this node: %s; %s is used, from %s",
 				len(names), strings.Join(list, ", "), r.runtime, how)
 		}
 	}
 	if r.opts.Runtime != "" && r.live != nil && r.live.Runtime != r.opts.Runtime && r.live.Runtime != runtimeUnknown {
-		r.note(Note{Kind: LiveIgnored, Component: r.runtime}, "the runtime was given as %s but the live runtime is %s; its report is ignored", r.opts.Runtime, r.live.Runtime)
+		r.note(Note{Kind: KindLiveIgnored, Component: r.runtime}, "the runtime was given as %s but the live runtime is %s; its report is ignored", r.opts.Runtime, r.live.Runtime)
 		r.live = nil
 	}
 	if r.live != nil && r.live.Runtime != r.runtime {
 		// An unidentified runtime's report cannot be trusted for this one.
-		r.note(Note{Kind: LiveIgnored, Component: r.runtime}, "the live runtime did not identify itself (%q); its report was not used for %s", r.live.Runtime, r.runtime)
+		r.note(Note{Kind: KindLiveIgnored, Component: r.runtime}, "the live runtime did not identify itself (%q); its report was not used for %s", r.live.Runtime, r.runtime)
 		r.live = nil
 	}
 	switch r.runtime {
@@ -433,7 +433,7 @@ func (r *resolver) chooseRuntime() {
 		r.res.PinMode = pin.CRIOCompat
 	case runtimeContainerd:
 		if r.ctr == nil && len(r.ctrs) > 0 {
-			r.note(Note{Kind: ContainerdCRIDisabled, Component: runtimeContainerd}, "containerd is the runtime but every containerd config found disables CRI: it is configured elsewhere (containerd --config)")
+			r.note(Note{Kind: KindContainerdCRIDisabled, Component: runtimeContainerd}, "containerd is the runtime but every containerd config found disables CRI: it is configured elsewhere (containerd --config)")
 		}
 	}
 }
@@ -466,11 +466,11 @@ func (r *resolver) rereadContainerd(root fs.FS) error {
 func runtimeSource(rt string) Source {
 	switch rt {
 	case runtimeContainerd:
-		return ContainerdConfig
+		return SourceContainerdConfig
 	case runtimeCRIO:
-		return CRIOConfig
+		return SourceCRIOConfig
 	}
-	return CRIDockerdFlags
+	return SourceCRIDockerdFlags
 }
 
 func (r *resolver) configuredFound(rt string) *config.Found {
@@ -497,42 +497,42 @@ func (r *resolver) runtimeImage() {
 	// every configuration mistake is reported.
 	for _, c := range r.ctrs {
 		if c.Sandbox != nil {
-			cand := r.add(candidateOf(*c.Sandbox, ContainerdConfig, RuntimeUses))
+			cand := r.add(candidateOf(*c.Sandbox, SourceContainerdConfig, RoleRuntimeUses))
 			if c == r.ctr && r.runtime == runtimeContainerd {
 				r.fileCand = &cand
 			}
 		}
 		for _, p := range append(slices.Clone(c.Ignored), c.Problems...) {
-			a := Candidate{Source: ContainerdConfig, Origin: p.At.Origin(), Role: RuntimeUses}
+			a := Candidate{Source: SourceContainerdConfig, Origin: p.At.Origin(), Role: RoleRuntimeUses}
 			if p.At.Value != "" && p.At.Key != "imports" && p.At.Key != "version" {
-				a = candidateOf(p.At, ContainerdConfig, RuntimeUses)
+				a = candidateOf(p.At, SourceContainerdConfig, RoleRuntimeUses)
 			}
-			r.conflict(Note{Kind: ConfigMistake, Component: runtimeContainerd, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
+			r.conflict(Note{Kind: KindConfigMistake, Component: runtimeContainerd, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
 			r.offerConflict(rankOther, Fix{Action: ActionEdit})
 		}
 	}
 	if r.crio != nil {
 		if r.crio.PauseImage != nil {
-			cand := r.add(candidateOf(*r.crio.PauseImage, CRIOConfig, RuntimeUses))
+			cand := r.add(candidateOf(*r.crio.PauseImage, SourceCRIOConfig, RoleRuntimeUses))
 			if r.runtime == runtimeCRIO {
 				r.fileCand = &cand
 			}
 		}
 		for _, p := range r.crio.Problems {
-			a := candidateOf(p.At, CRIOConfig, RuntimeUses)
-			r.conflict(Note{Kind: ConfigMistake, Component: runtimeCRIO, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
+			a := candidateOf(p.At, SourceCRIOConfig, RoleRuntimeUses)
+			r.conflict(Note{Kind: KindConfigMistake, Component: runtimeCRIO, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
 			r.offerConflict(rankOther, Fix{Action: ActionEdit})
 		}
 	}
 	if r.crid != nil {
 		if r.crid.PauseImage != nil {
-			cand := r.add(candidateOf(*r.crid.PauseImage, CRIDockerdFlags, RuntimeUses))
+			cand := r.add(candidateOf(*r.crid.PauseImage, SourceCRIDockerdFlags, RoleRuntimeUses))
 			if r.runtime == runtimeCRIDockerd {
 				r.fileCand = &cand
 			}
 		}
 		for _, n := range r.crid.Notes {
-			r.note(Note{Kind: UnitNote, Component: runtimeCRIDockerd, Origin: r.crid.Files[0]}, "%s", n)
+			r.note(Note{Kind: KindUnitNote, Component: runtimeCRIDockerd, Origin: r.crid.Files[0]}, "%s", n)
 		}
 	}
 	if r.runtime == "" {
@@ -548,18 +548,18 @@ func (r *resolver) runtimeImage() {
 				ver = "on Docker Engine " + e
 			}
 		}
-		c := r.add(Candidate{Image: r.live.SandboxImage, Source: RuntimeInfo,
-			Origin: "runtime status (" + strings.TrimSpace(r.runtime+" "+ver) + ")", Role: RuntimeUses})
+		c := r.add(Candidate{Image: r.live.SandboxImage, Source: SourceRuntimeInfo,
+			Origin: "runtime status (" + strings.TrimSpace(r.runtime+" "+ver) + ")", Role: RoleRuntimeUses})
 		liveCand = &c
 	}
 	var defCand *Candidate
 	if r.runtimeVer != "" {
 		img, err := RuntimeDefaultImage(r.runtime, r.runtimeVer)
 		if err != nil {
-			r.note(r.rt(VersionUnknown, ""), "no built-in default sandbox image is known for %s %s", r.runtime, r.runtimeVer)
+			r.note(r.rt(KindVersionUnknown, ""), "no built-in default sandbox image is known for %s %s", r.runtime, r.runtimeVer)
 		} else {
-			c := r.add(Candidate{Image: img, Source: RuntimeDefault,
-				Origin: "default of " + r.runtime + " " + r.runtimeVer + r.runtimeChoice.From(), Role: RuntimeUses})
+			c := r.add(Candidate{Image: img, Source: SourceRuntimeDefault,
+				Origin: "default of " + r.runtime + " " + r.runtimeVer + r.runtimeChoice.From(), Role: RoleRuntimeUses})
 			defCand = &c
 		}
 	}
@@ -569,7 +569,7 @@ func (r *resolver) runtimeImage() {
 	case liveCand != nil:
 		r.winner = *liveCand
 		if r.fileCand != nil {
-			restart := r.compare(r.rt(RuntimeNotRestarted, r.fileCand.Origin), *liveCand, *r.fileCand,
+			restart := r.compare(r.rt(KindRuntimeNotRestarted, r.fileCand.Origin), *liveCand, *r.fileCand,
 				fmt.Sprintf("the running %s reports %s, but %s sets %s: %s was not restarted since that file changed, "+
 					"or runs with another config; restart %s or change the value at %s",
 					r.runtime, liveCand.Image, r.fileCand.Origin, r.fileCand.Image, r.runtime, r.runtime, r.fileCand.Origin))
@@ -578,7 +578,7 @@ func (r *resolver) runtimeImage() {
 			}
 		} else if defCand != nil {
 			if r.relate(liveCand.Image, defCand.Image) == relDiffer {
-				r.note(r.rt(RuntimeConfigElsewhere, ""), "the running %s reports %s, not its default %s, although no config file read sets it: "+
+				r.note(r.rt(KindRuntimeConfigElsewhere, ""), "the running %s reports %s, not its default %s, although no config file read sets it: "+
 					"it may run with a config elsewhere (--config)", r.runtime, liveCand.Image, defCand.Image)
 			}
 		}
@@ -588,9 +588,9 @@ func (r *resolver) runtimeImage() {
 		r.winner = *defCand
 	default:
 		if r.live != nil && r.runtime == runtimeContainerd && !r.live.SandboxImageReported {
-			r.note(r.rt(ContainerdNoSandboxReport, ""), "%s", releases.ContainerdNoSandboxReport.Note())
+			r.note(r.rt(KindContainerdNoSandboxReport, ""), "%s", releases.ContainerdNoSandboxReport.Note())
 		}
-		r.note(r.rt(SandboxImageUnknown, ""), "cannot tell %s's sandbox image: no config file sets it and its version is unknown: "+
+		r.note(r.rt(KindSandboxImageUnknown, ""), "cannot tell %s's sandbox image: no config file sets it and its version is unknown: "+
 			"no live runtime, binary's Go build info or installed package states it", r.runtime)
 	}
 	r.res.SandboxImage, r.res.Winner = r.winner.Image, r.winner
@@ -698,9 +698,9 @@ func (r *resolver) containerdNotFound(plain reference.Ref, v version) {
 		stored = plain.Name() + ":" + plain.Tag()
 	}
 	if note, ok := releases.ContainerdSandboxNotFound.Holds(v); ok && img != stored {
-		k := r.rt(ContainerdSandboxNotFound, r.winner.Origin)
+		k := r.rt(KindContainerdSandboxNotFound, r.winner.Origin)
 		r.conflict(k, r.winner, Candidate{}, note, r.runtimeVer, img, r.winner.Origin, stored, stored)
-		r.editSandbox(rankStops, ContainerdSandboxNotFound, stored)
+		r.editSandbox(rankStops, KindContainerdSandboxNotFound, stored)
 	}
 	if r.ctr == nil {
 		return
@@ -756,10 +756,10 @@ func (r *resolver) containerdVersionChecks() {
 	}
 	v, err := parseVersion(r.runtimeVer)
 	known := err == nil
-	at := Candidate{Source: ContainerdConfig, Origin: fmt.Sprintf("%s:%d", r.ctr.Path, 1), Role: RuntimeUses, Path: r.ctr.Path, Line: 1, Key: "version"}
+	at := Candidate{Source: SourceContainerdConfig, Origin: fmt.Sprintf("%s:%d", r.ctr.Path, 1), Role: RoleRuntimeUses, Path: r.ctr.Path, Line: 1, Key: "version"}
 	switch {
 	case known && v.Major == 1 && r.ctr.Version >= 3:
-		r.conflict(r.rt(ContainerdConfigVersion, at.Origin), at, Candidate{},
+		r.conflict(r.rt(KindContainerdConfigVersion, at.Origin), at, Candidate{},
 			"%s is a version %d config, which containerd %s (1.x) does not accept: containerd fails to start; "+
 				"write a version 2 config or upgrade containerd to 2.x", r.ctr.Path, r.ctr.Version, r.runtimeVer)
 		r.offerConflict(rankStops, Fix{Action: ActionEdit})
@@ -767,7 +767,7 @@ func (r *resolver) containerdVersionChecks() {
 		// 2.2.9: "expected containerd config version equal to or less
 		// than `3`, got `4`" (seen live); version.ConfigVersion is 3 in
 		// version/version.go at v2.2.9.
-		r.conflict(r.rt(ContainerdConfigVersion, at.Origin), at, Candidate{},
+		r.conflict(r.rt(KindContainerdConfigVersion, at.Origin), at, Candidate{},
 			"%s is a version %d config, which containerd %s accepts only from 2.3 on: containerd fails to start; "+
 				"write a version 3 config (or run `containerd config migrate` with this containerd) or upgrade containerd",
 			r.ctr.Path, r.ctr.Version, r.runtimeVer)
@@ -780,12 +780,12 @@ func (r *resolver) containerdVersionChecks() {
 		if containerdConfig4(v) {
 			target = 4
 		}
-		r.note(r.rt(ContainerdMigratesSandbox, r.ctr.Sandbox.Origin()), "containerd %s migrates sandbox_image at %s to pinned_images.sandbox in memory "+
+		r.note(r.rt(KindContainerdMigratesSandbox, r.ctr.Sandbox.Origin()), "containerd %s migrates sandbox_image at %s to pinned_images.sandbox in memory "+
 			"(`containerd config migrate` writes the version %d form)", r.runtimeVer, r.ctr.Sandbox.Origin(), target)
 	case !known && r.ctr.Version >= 4:
-		r.note(r.rt(ContainerdConfigVersion, at.Origin), "%s is a version %d config: only containerd 2.3 and later read it", r.ctr.Path, r.ctr.Version)
+		r.note(r.rt(KindContainerdConfigVersion, at.Origin), "%s is a version %d config: only containerd 2.3 and later read it", r.ctr.Path, r.ctr.Version)
 	case !known && r.ctr.Version == 3:
-		r.note(r.rt(ContainerdConfigVersion, at.Origin), "%s is a version 3 config: only containerd 2.x reads it", r.ctr.Path)
+		r.note(r.rt(KindContainerdConfigVersion, at.Origin), "%s is a version 3 config: only containerd 2.x reads it", r.ctr.Path)
 	}
 }
 
@@ -825,11 +825,11 @@ func (r *resolver) relate(a, b string) relation {
 func (r *resolver) compare(k Note, a, b Candidate, msg string) bool {
 	switch r.relate(a.Image, b.Image) {
 	case relAlias:
-		r.note(Note{Kind: SameImageAlias, Component: k.Component, Version: k.Version, Origin: a.Origin}, "%s (%s) and %s (%s) name the same image through a registry alias or default; "+
+		r.note(Note{Kind: KindSameImageAlias, Component: k.Component, Version: k.Version, Origin: a.Origin}, "%s (%s) and %s (%s) name the same image through a registry alias or default; "+
 			"tools that compare strings (kubeadm's check, containerd 2.x and cri-dockerd pinning) treat them as different",
 			a.Image, a.Origin, b.Image, b.Origin)
 	case relDigest:
-		r.note(Note{Kind: SameTagDigest, Component: k.Component, Version: k.Version, Origin: a.Origin}, "%s (%s) and %s (%s) name the same tag, one with a digest; make sure the digest is that tag's",
+		r.note(Note{Kind: KindSameTagDigest, Component: k.Component, Version: k.Version, Origin: a.Origin}, "%s (%s) and %s (%s) name the same tag, one with a digest; make sure the digest is that tag's",
 			a.Image, a.Origin, b.Image, b.Origin)
 	case relDiffer:
 		r.conflict(k, a, b, "%s", msg)
@@ -856,7 +856,7 @@ func (r *resolver) checkKubelet() {
 	if kubeletVer != "" {
 		v, err := parseVersion(kubeletVer)
 		if err != nil {
-			r.note(Note{Kind: VersionUnknown, Component: nodeversion.Kubelet}, "%s %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.kubeletVer.Fact.Origin, kubeletVer)
+			r.note(Note{Kind: KindVersionUnknown, Component: nodeversion.Kubelet}, "%s %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.kubeletVer.Fact.Origin, kubeletVer)
 		} else {
 			kv, known = v, true
 		}
@@ -877,31 +877,31 @@ func (r *resolver) checkKubelet() {
 	}
 	var cands []Candidate
 	for _, a := range r.kubelet.SandboxArgs {
-		cands = append(cands, r.add(candidateOf(a, KubeletFlags, KubeletProtects)))
+		cands = append(cands, r.add(candidateOf(a, SourceKubeletFlags, RoleKubeletProtects)))
 	}
 	eff := cands[len(cands)-1]
 	effAt := r.kubelet.SandboxArgs[len(cands)-1]
 	for i := range len(cands) - 1 {
-		r.note(Note{Kind: KubeletFlagOverridden, Component: nodeversion.Kubelet, Origin: cands[i].Origin}, "--%s at %s is overridden by the one at %s", config.KubeletSandboxFlag, cands[i].Origin, eff.Origin)
+		r.note(Note{Kind: KindKubeletFlagOverridden, Component: nodeversion.Kubelet, Origin: cands[i].Origin}, "--%s at %s is overridden by the one at %s", config.KubeletSandboxFlag, cands[i].Origin, eff.Origin)
 	}
 	switch {
 	case rejected:
 		for i, c := range cands {
 			at := r.kubelet.SandboxArgs[i]
-			r.conflict(Note{Kind: KubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: at.Origin()}, c, Candidate{}, rejects, kubeletVer, config.KubeletSandboxFlag, strings.Fields(at.Key)[0], at.Origin())
+			r.conflict(Note{Kind: KindKubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: at.Origin()}, c, Candidate{}, rejects, kubeletVer, config.KubeletSandboxFlag, strings.Fields(at.Key)[0], at.Origin())
 			r.offerConflict(rankStops, Fix{Action: ActionRemove})
 		}
 		return
 	case ignored:
-		kn := Note{Kind: KubeletIgnoresFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: eff.Origin}
+		kn := Note{Kind: KindKubeletIgnoresFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: eff.Origin}
 		r.note(kn, ignores, kubeletVer, config.KubeletSandboxFlag, eff.Origin, effAt.Path)
 		if r.winner.Image != "" && r.relate(eff.Image, r.winner.Image) == relDiffer {
-			kn.Kind = KubeletFlagDiffers
+			kn.Kind = KindKubeletFlagDiffers
 			r.note(kn, "--%s=%s (%s) differs from the runtime's %s (%s)", config.KubeletSandboxFlag, eff.Image, eff.Origin, r.winner.Image, r.winner.Origin)
 		}
 		return
 	case !known:
-		r.note(Note{Kind: KubeletFlagSet, Component: nodeversion.Kubelet, Origin: eff.Origin},
+		r.note(Note{Kind: KindKubeletFlagSet, Component: nodeversion.Kubelet, Origin: eff.Origin},
 			"--%s (%s) was removed in kubelet 1.35, which then does not start: remove it from %s before upgrading "+
 				"(the kubelet's version is unknown)", config.KubeletSandboxFlag, eff.Origin, effAt.Path)
 	}
@@ -915,7 +915,7 @@ func (r *resolver) checkKubelet() {
 		// 1.35 on it does not start with it.
 		change = fmt.Sprintf("remove the flag from %s (kubelet 1.29 to 1.34 ignore it, and 1.35 and later do not start with it)", effAt.Path)
 	}
-	differs := r.compare(Note{Kind: KubeletFlagDiffers, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: eff.Origin}, eff, r.winner,
+	differs := r.compare(Note{Kind: KindKubeletFlagDiffers, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: eff.Origin}, eff, r.winner,
 		fmt.Sprintf("the kubelet protects %s from image garbage collection (--%s at %s) but %s starts sandboxes with %s (%s): "+
 			"the sandbox image may be deleted; %s",
 			eff.Image, config.KubeletSandboxFlag, eff.Origin, r.runtime, r.winner.Image, r.winner.Origin, change))
@@ -930,15 +930,15 @@ func (r *resolver) checkKubelet() {
 // kubeletExtraArgs at extra: a conflict when the kubelet rejects the flag
 // (with the note rejects of KubeletRejectsFlag), else a note.
 func (r *resolver) kubeadmExtraArg(extra config.Found, kubeletVer, rejects string, rejected bool) {
-	c := r.add(candidateOf(extra, KubeadmConfig, KubeletProtects))
+	c := r.add(candidateOf(extra, SourceKubeadmConfig, RoleKubeletProtects))
 	key := strings.Fields(extra.Key)[0]
 	if rejected {
-		r.conflict(Note{Kind: KubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: c.Origin}, c, Candidate{},
+		r.conflict(Note{Kind: KindKubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: c.Origin}, c, Candidate{},
 			rejects+" (kubeadm writes it into kubeadm-flags.env at its next init or join)", kubeletVer, config.KubeletSandboxFlag, key, c.Origin)
 		r.offerConflict(rankStops, Fix{Action: ActionRemove})
 		return
 	}
-	r.note(Note{Kind: KubeletFlagSet, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: c.Origin},
+	r.note(Note{Kind: KindKubeletFlagSet, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: c.Origin},
 		"kubeadm writes --%s=%s (%s) into kubeadm-flags.env at its next init or join; kubelet 1.35 and later do not start with it: remove it from %s",
 		config.KubeletSandboxFlag, extra.Value, c.Origin, key)
 }
@@ -954,13 +954,13 @@ func (r *resolver) checkKubeadm() {
 			at := r.kubeadm.KubernetesVersion.Origin()
 			r.res.Versions = append(r.res.Versions, ComponentVersion{Component: nodeversion.Kubeadm, Version: kv,
 				Origin: "kubernetesVersion at " + at, Used: true, Assumed: true})
-			r.note(Note{Kind: VersionAssumed, Component: nodeversion.Kubeadm, Version: kv, Origin: at},
+			r.note(Note{Kind: KindVersionAssumed, Component: nodeversion.Kubeadm, Version: kv, Origin: at},
 				"kubeadm's version is unknown; kubernetesVersion %s (%s) was assumed: kubeadm's pause tag is compiled into the kubeadm binary", kv, at)
 		}
 	}
 	if kv == "" {
 		if repo != nil {
-			r.note(Note{Kind: VersionUnknown, Component: nodeversion.Kubeadm, Origin: repo.Origin()}, "imageRepository %s (%s) is set but kubeadm's version is unknown: its pause image cannot be told", repo.Value, repo.Origin())
+			r.note(Note{Kind: KindVersionUnknown, Component: nodeversion.Kubeadm, Origin: repo.Origin()}, "imageRepository %s (%s) is set but kubeadm's version is unknown: its pause image cannot be told", repo.Value, repo.Origin())
 		}
 		return
 	}
@@ -970,12 +970,12 @@ func (r *resolver) checkKubeadm() {
 	}
 	img, err := KubeadmPauseImage(kv, repoVal)
 	if err != nil {
-		r.note(Note{Kind: VersionUnknown, Component: nodeversion.Kubeadm, Version: kv}, "kubeadm %s: %v", kv, err)
+		r.note(Note{Kind: KindVersionUnknown, Component: nodeversion.Kubeadm, Version: kv}, "kubeadm %s: %v", kv, err)
 		return
 	}
-	c := Candidate{Image: img, Source: KubeadmDefault, Origin: "default of kubeadm " + kv + r.kubeadmVer.From(), Role: InstallerPulls}
+	c := Candidate{Image: img, Source: SourceKubeadmDefault, Origin: "default of kubeadm " + kv + r.kubeadmVer.From(), Role: RoleInstallerPulls}
 	if repo != nil {
-		c.Source, c.Origin = KubeadmConfig, repo.Origin()
+		c.Source, c.Origin = SourceKubeadmConfig, repo.Origin()
 	}
 	c = r.add(c)
 	r.kubeadmCand = &c
@@ -987,7 +987,7 @@ func (r *resolver) checkKubeadm() {
 		change = "change imageRepository at " + repo.Origin()
 	}
 	where := r.winner.Origin
-	if r.winner.Source == RuntimeDefault || r.winner.Source == RuntimeInfo {
+	if r.winner.Source == SourceRuntimeDefault || r.winner.Source == SourceRuntimeInfo {
 		where = "the " + r.runtime + " config"
 		// The live report agrees with a file: name its line (a
 		// cri-dockerd unit's ExecStart, seen in TestLiveCRIDockerd of
@@ -996,11 +996,11 @@ func (r *resolver) checkKubeadm() {
 			where = r.fileCand.Origin
 		}
 	}
-	differs := r.compare(Note{Kind: KubeadmDiffers, Component: nodeversion.Kubeadm, Version: kv, Origin: c.Origin}, c, r.winner, fmt.Sprintf("kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s): "+
+	differs := r.compare(Note{Kind: KindKubeadmDiffers, Component: nodeversion.Kubeadm, Version: kv, Origin: c.Origin}, c, r.winner, fmt.Sprintf("kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s): "+
 		"an offline node lacks the runtime's image and %s; set the sandbox image at %s to %s, or %s",
 		kv, img, r.runtime, r.winner.Image, r.winner.Origin, r.kubeadmSees(), where, img, change))
 	if differs {
-		r.editSandbox(rankOther, KubeadmDiffers, img)
+		r.editSandbox(rankOther, KindKubeadmDiffers, img)
 	}
 }
 
@@ -1014,11 +1014,11 @@ func (r *resolver) checkReferences() {
 		seen[c.Image+c.Origin] = true
 		if _, err := r.norm.Parse(c.Image); err != nil {
 			refuses := ""
-			if c.Source == CRIOConfig {
+			if c.Source == SourceCRIOConfig {
 				// pkg/config ParsePauseImage, v1.36.3; seen live.
 				refuses = "CRI-O refuses to start with it; "
 			}
-			r.conflict(Note{Kind: InvalidReference, Origin: c.Origin}, c, Candidate{}, "%s at %s is not a valid image reference (%v): %scorrect it", c.Image, c.Origin, err, refuses)
+			r.conflict(Note{Kind: KindInvalidReference, Origin: c.Origin}, c, Candidate{}, "%s at %s is not a valid image reference (%v): %scorrect it", c.Image, c.Origin, err, refuses)
 			r.offerConflict(rankStops, Fix{Action: ActionEdit})
 		}
 	}
@@ -1086,7 +1086,7 @@ func (r *resolver) prepull() {
 	for i, a := range r.res.Prepull {
 		for _, b := range r.res.Prepull[i+1:] {
 			if how := r.sameImage(a, b); how != "" {
-				r.note(Note{Kind: PrepullTwoNames}, "pre-pull: %s and %s are one image under two names (%s), and each is looked up by its exact name: "+
+				r.note(Note{Kind: KindPrepullTwoNames}, "pre-pull: %s and %s are one image under two names (%s), and each is looked up by its exact name: "+
 					"pull it once and store it under both, %s", a, b, how, r.storeTwiceHint(a, b))
 			}
 		}

@@ -12,26 +12,26 @@ type Source uint8
 
 // The sources, in no particular order of authority (see [Resolve]).
 const (
-	_                Source = iota
-	RuntimeInfo             // "runtime-info": what the live runtime reports over CRI
-	ContainerdConfig        // "containerd-config": containerd config.toml and its imports
-	CRIOConfig              // "crio-config": crio.conf and crio.conf.d drop-ins
-	CRIDockerdFlags         // "cri-dockerd-flags": cri-dockerd's systemd unit
-	KubeletFlags            // "kubelet-flags": the kubelet's command line (kubeadm-flags.env, KUBELET_EXTRA_ARGS, its unit and drop-ins)
-	KubeadmConfig           // "kubeadm-config": a kubeadm config's imageRepository or kubeletExtraArgs
-	RuntimeDefault          // "runtime-default": the runtime's built-in default for its version
-	KubeadmDefault          // "kubeadm-default": kubeadm's compiled-in pause image for its version
+	_                      Source = iota
+	SourceRuntimeInfo             // "runtime-info": what the live runtime reports over CRI
+	SourceContainerdConfig        // "containerd-config": containerd config.toml and its imports
+	SourceCRIOConfig              // "crio-config": crio.conf and crio.conf.d drop-ins
+	SourceCRIDockerdFlags         // "cri-dockerd-flags": cri-dockerd's systemd unit
+	SourceKubeletFlags            // "kubelet-flags": the kubelet's command line (kubeadm-flags.env, KUBELET_EXTRA_ARGS, its unit and drop-ins)
+	SourceKubeadmConfig           // "kubeadm-config": a kubeadm config's imageRepository or kubeletExtraArgs
+	SourceRuntimeDefault          // "runtime-default": the runtime's built-in default for its version
+	SourceKubeadmDefault          // "kubeadm-default": kubeadm's compiled-in pause image for its version
 )
 
 var sourceNames = [...]string{
-	RuntimeInfo:      "runtime-info",
-	ContainerdConfig: "containerd-config",
-	CRIOConfig:       "crio-config",
-	CRIDockerdFlags:  "cri-dockerd-flags",
-	KubeletFlags:     "kubelet-flags",
-	KubeadmConfig:    "kubeadm-config",
-	RuntimeDefault:   "runtime-default",
-	KubeadmDefault:   "kubeadm-default",
+	SourceRuntimeInfo:      "runtime-info",
+	SourceContainerdConfig: "containerd-config",
+	SourceCRIOConfig:       "crio-config",
+	SourceCRIDockerdFlags:  "cri-dockerd-flags",
+	SourceKubeletFlags:     "kubelet-flags",
+	SourceKubeadmConfig:    "kubeadm-config",
+	SourceRuntimeDefault:   "runtime-default",
+	SourceKubeadmDefault:   "kubeadm-default",
 }
 
 // String returns the text form of s, for example "containerd-config".
@@ -69,16 +69,16 @@ type Role uint8
 
 // The roles.
 const (
-	_               Role = iota
-	RuntimeUses          // "runtime-uses": the runtime starts pod sandboxes with it
-	KubeletProtects      // "kubelet-protects": kubelet <1.29 keeps it from image GC
-	InstallerPulls       // "installer-pulls": kubeadm pre-pulls it and checks for it
+	_                   Role = iota
+	RoleRuntimeUses          // "runtime-uses": the runtime starts pod sandboxes with it
+	RoleKubeletProtects      // "kubelet-protects": kubelet <1.29 keeps it from image GC
+	RoleInstallerPulls       // "installer-pulls": kubeadm pre-pulls it and checks for it
 )
 
 var roleNames = [...]string{
-	RuntimeUses:     "runtime-uses",
-	KubeletProtects: "kubelet-protects",
-	InstallerPulls:  "installer-pulls",
+	RoleRuntimeUses:     "runtime-uses",
+	RoleKubeletProtects: "kubelet-protects",
+	RoleInstallerPulls:  "installer-pulls",
 }
 
 // String returns the text form of r, for example "runtime-uses".

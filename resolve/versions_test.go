@@ -84,7 +84,7 @@ func TestRuntimeDefaultImage(t *testing.T) {
 
 func TestSourceRoleText(t *testing.T) {
 	t.Parallel()
-	for s := RuntimeInfo; s <= KubeadmDefault; s++ {
+	for s := SourceRuntimeInfo; s <= SourceKubeadmDefault; s++ {
 		b, err := s.MarshalText()
 		assert.NoError(t, err)
 		var back Source
@@ -92,15 +92,15 @@ func TestSourceRoleText(t *testing.T) {
 		assert.Equal(t, s, back, "Source %q round trip", b)
 		assert.Equal(t, string(b), s.String())
 	}
-	for r := RuntimeUses; r <= InstallerPulls; r++ {
+	for r := RoleRuntimeUses; r <= RoleInstallerPulls; r++ {
 		b, err := r.MarshalText()
 		assert.NoError(t, err)
 		var back Role
 		assert.NoError(t, back.UnmarshalText(b))
 		assert.Equal(t, r, back, "Role %q round trip", b)
 	}
-	assert.Equal(t, "containerd-config", ContainerdConfig.String())
-	assert.Equal(t, "kubelet-protects", KubeletProtects.String())
+	assert.Equal(t, "containerd-config", SourceContainerdConfig.String())
+	assert.Equal(t, "kubelet-protects", RoleKubeletProtects.String())
 	_, err := Source(200).MarshalText()
 	assert.Error(t, err)
 	var s Source

@@ -94,20 +94,20 @@ func printVerdict(w io.Writer, v *audit.Verdict) {
 	}
 	for _, f := range v.Findings {
 		switch f.Kind {
-		case audit.SandboxNotStoredAsConfigured:
-			if v.Status == audit.NotStoredAsConfigured {
+		case resolve.KindSandboxNotStoredAsConfigured:
+			if v.Status == audit.StatusNotStoredAsConfigured {
 				fmt.Fprintf(w, "FAIL: the image stored as %s is pinned, but %s\n", v.Sandbox.StoredAs, f.Message)
 				continue
 			}
 			fallthrough
-		case audit.SandboxAbsent, audit.SandboxUnpinned:
+		case resolve.KindSandboxAbsent, resolve.KindSandboxUnpinned:
 			fmt.Fprintf(w, "FAIL: %s\n", f.Message)
 		}
 	}
 	switch {
-	case v.Status == audit.OK:
+	case v.Status == audit.StatusOK:
 		fmt.Fprintf(w, "OK: %s pins its sandbox image %s\n", v.Runtime, v.SandboxImage)
-	case v.Fix != nil && v.Status != audit.Absent && !failed[v.Fix.Message]:
+	case v.Fix != nil && v.Status != audit.StatusAbsent && !failed[v.Fix.Message]:
 		fmt.Fprintf(w, "FIX: %s\n", v.Fix.Message)
 	}
 }

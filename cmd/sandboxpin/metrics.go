@@ -215,7 +215,7 @@ func (a *nodeAudit) summary() string {
 	}
 	v := a.Verdict
 	switch v.Status {
-	case audit.WillNotStart:
+	case audit.StatusWillNotStart:
 		what := "the node"
 		for _, n := range v.Findings {
 			if n.Kind == v.Fix.Answers && n.Component != "" {
@@ -224,11 +224,11 @@ func (a *nodeAudit) summary() string {
 			}
 		}
 		return fmt.Sprintf("FAIL: %s will not start (%s at %s); %s", what, v.Fix.Answers, v.Fix.Where(), v.Fix.Action)
-	case audit.Absent:
+	case audit.StatusAbsent:
 		return fmt.Sprintf("FAIL: sandbox image %s (%s) is not in the runtime's image store; pre-pull it under that name", v.SandboxImage, v.Runtime)
-	case audit.Unpinned:
+	case audit.StatusUnpinned:
 		return fmt.Sprintf("FAIL: %s does not pin sandbox image %s (stored as %s); the kubelet's image GC may delete it", v.Runtime, v.SandboxImage, v.Sandbox.StoredAs)
-	case audit.NotStoredAsConfigured:
+	case audit.StatusNotStoredAsConfigured:
 		return fmt.Sprintf("FAIL: sandbox image %s (%s) is stored only as the alias %s; the runtime pulls it for new pods", v.SandboxImage, v.Runtime, v.Sandbox.StoredAs)
 	}
 	return fmt.Sprintf("OK: %s pins sandbox image %s", v.Runtime, v.SandboxImage)

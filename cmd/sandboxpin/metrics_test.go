@@ -68,7 +68,7 @@ func TestAuditCollector(t *testing.T) {
 		{
 			name: "protected",
 			audit: verdict(audit.Verdict{
-				Status: audit.OK, Runtime: "containerd", RuntimeVersion: "v2.2.9", SandboxImage: stored,
+				Status: audit.StatusOK, Runtime: "containerd", RuntimeVersion: "v2.2.9", SandboxImage: stored,
 				Sandbox: audit.Sandbox{Present: true, StoredAs: stored, StoredAsConfigured: true, Pinned: true}, MustPin: 1,
 			}),
 			want: map[string]float64{
@@ -83,7 +83,7 @@ func TestAuditCollector(t *testing.T) {
 			// the runtime's lookup of the configured name finds nothing.
 			name: "stored only as an alias",
 			audit: verdict(audit.Verdict{
-				Status: audit.NotStoredAsConfigured, Runtime: "containerd", RuntimeVersion: "v2.4.2", SandboxImage: "k8s.gcr.io/pause:3.10.1",
+				Status: audit.StatusNotStoredAsConfigured, Runtime: "containerd", RuntimeVersion: "v2.4.2", SandboxImage: "k8s.gcr.io/pause:3.10.1",
 				Sandbox: audit.Sandbox{Present: true, StoredAs: stored, Spelling: audit.SpellingAlias, Pinned: true}, MustPin: 1,
 			}),
 			want: map[string]float64{
@@ -96,7 +96,7 @@ func TestAuditCollector(t *testing.T) {
 		{
 			name: "unprotected",
 			audit: verdict(audit.Verdict{
-				Status: audit.Unpinned, Runtime: "containerd", RuntimeVersion: "1.6.20", SandboxImage: "k8s.gcr.io/pause:3.10.1",
+				Status: audit.StatusUnpinned, Runtime: "containerd", RuntimeVersion: "1.6.20", SandboxImage: "k8s.gcr.io/pause:3.10.1",
 				Sandbox: audit.Sandbox{Present: true, StoredAs: "sha256:1"}, MustPin: 2, Unprotected: 2, Conflicts: 1,
 			}),
 			want: map[string]float64{
@@ -108,7 +108,7 @@ func TestAuditCollector(t *testing.T) {
 		},
 		{
 			name:     "missing",
-			audit:    verdict(audit.Verdict{Status: audit.Absent, Runtime: "cri-o", SandboxImage: "registry.k8s.io/pause:3.10"}),
+			audit:    verdict(audit.Verdict{Status: audit.StatusAbsent, Runtime: "cri-o", SandboxImage: "registry.k8s.io/pause:3.10"}),
 			want:     map[string]float64{metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 0, metricStoredAs: 0, metricMustPin: 0, metricUnprotected: 0, metricConflicts: 0, metricInfo: 1},
 			wantCode: exitCheck,
 			summary:  "FAIL: sandbox image registry.k8s.io/pause:3.10 (cri-o) is not in the runtime's image store; pre-pull it under that name",

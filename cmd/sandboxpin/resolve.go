@@ -181,7 +181,7 @@ func newPrepullCmd(ctx context.Context) *cobra.Command {
 		}
 		var notes []resolve.Note
 		for _, n := range res.Notes {
-			if n.Kind == resolve.PrepullTwoNames {
+			if n.Kind == resolve.KindPrepullTwoNames {
 				notes = append(notes, n)
 			}
 		}

@@ -89,7 +89,7 @@ func scrape(t testing.TB, url string) map[string]*dto.MetricFamily {
 func okAudit(context.Context) nodeAudit {
 	const img = "registry.k8s.io/pause:3.10.1"
 	return nodeAudit{Finished: time.Now(), Verdict: &audit.Verdict{
-		Status: audit.OK, Runtime: "containerd", RuntimeVersion: "v2.2.9", SandboxImage: img,
+		Status: audit.StatusOK, Runtime: "containerd", RuntimeVersion: "v2.2.9", SandboxImage: img,
 		Sandbox: audit.Sandbox{Present: true, StoredAs: img, Spelling: audit.SpellingExact, StoredAsConfigured: true, Pinned: true}, MustPin: 1,
 	}}
 }

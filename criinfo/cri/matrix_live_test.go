@@ -55,11 +55,11 @@ var matrixPinned = map[containerdtest.Version]map[string]bool{
 // predicts that the runtime will not pin its sandbox image.
 func predictsUnpinned(k resolve.Kind) bool {
 	switch k {
-	case resolve.ContainerdNeverPins, resolve.ContainerdPinsCRIPulls, resolve.ContainerdTaglessNeverPinned,
-		resolve.ContainerdAliasNeverPinned, resolve.ContainerdTagDigestNeverPinned, resolve.ContainerdTagDigestDropsTag,
-		resolve.ContainerdShortNeverPinned, resolve.CRIDockerdNeverPins, resolve.CRIDockerdAliasNeverPinned,
-		resolve.CRIDockerdDigestOnlyNeverPinned, resolve.CRIDockerdDigestNeverPinned, resolve.CRIDockerdOtherSpelling,
-		resolve.CRIONeverPins, resolve.CRIOShortNeverPinned, resolve.CRIOAliasNeverPinned:
+	case resolve.KindContainerdNeverPins, resolve.KindContainerdPinsCRIPulls, resolve.KindContainerdTaglessNeverPinned,
+		resolve.KindContainerdAliasNeverPinned, resolve.KindContainerdTagDigestNeverPinned, resolve.KindContainerdTagDigestDropsTag,
+		resolve.KindContainerdShortNeverPinned, resolve.KindCRIDockerdNeverPins, resolve.KindCRIDockerdAliasNeverPinned,
+		resolve.KindCRIDockerdDigestOnlyNeverPinned, resolve.KindCRIDockerdDigestNeverPinned, resolve.KindCRIDockerdOtherSpelling,
+		resolve.KindCRIONeverPins, resolve.KindCRIOShortNeverPinned, resolve.KindCRIOAliasNeverPinned:
 		return true
 	}
 	return false
@@ -135,13 +135,13 @@ func TestLiveMatrix(t *testing.T) {
 				bySource := map[resolve.Source][]string{}
 				for _, cand := range res.Candidates {
 					bySource[cand.Source] = append(bySource[cand.Source], cand.Image)
-					if cand.Source == resolve.ContainerdConfig {
+					if cand.Source == resolve.SourceContainerdConfig {
 						assert.Regexp(t, `^/etc/containerd/config\.toml:[0-9]+$`, cand.Origin)
 					}
 				}
-				want := map[resolve.Source][]string{resolve.ContainerdConfig: {configured}, resolve.RuntimeDefault: {def}}
+				want := map[resolve.Source][]string{resolve.SourceContainerdConfig: {configured}, resolve.SourceRuntimeDefault: {def}}
 				if info.SandboxImageReported {
-					want[resolve.RuntimeInfo] = []string{configured}
+					want[resolve.SourceRuntimeInfo] = []string{configured}
 				}
 				assert.Equal(t, want, bySource, "candidates by source")
 				predicted := false

@@ -200,7 +200,7 @@ func writeText(w io.Writer, res *resolve.Result) error {
 	if w := res.Winner; !w.IsZero() {
 		at := w
 		for _, c := range res.Candidates {
-			if c.Role == resolve.RuntimeUses && c.Image == w.Image && c.Path != "" {
+			if c.Role == resolve.RoleRuntimeUses && c.Image == w.Image && c.Path != "" {
 				at = c
 				break
 			}

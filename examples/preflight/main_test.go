@@ -171,7 +171,7 @@ func TestRunPrepullSpellings(t *testing.T) {
 			assert.Equal(t, tt.wantPrepull, got.Prepull)
 			var prepullNotes []string
 			for _, n := range got.Notes {
-				if n.Kind == resolve.PrepullTwoNames {
+				if n.Kind == resolve.KindPrepullTwoNames {
 					prepullNotes = append(prepullNotes, n.Message)
 				}
 			}

@@ -159,9 +159,9 @@ func TestLiveStatusSandboxImage(t *testing.T) { //nolint:tparallel // the runs a
 					defer cancel()
 					res, err := resolve.Resolve(ctx, resolve.Options{Root: resolve.DirFS(t.TempDir()), Live: criLive{c.Endpoint}})
 					require.NoError(t, err)
-					wantImage, wantSource := defaultImage, resolve.RuntimeDefault
+					wantImage, wantSource := defaultImage, resolve.SourceRuntimeDefault
 					if b.reported {
-						wantImage, wantSource = sc.configured, resolve.RuntimeInfo
+						wantImage, wantSource = sc.configured, resolve.SourceRuntimeInfo
 					}
 					assert.Equal(t, "containerd", res.Runtime)
 					assert.Equal(t, wantImage, res.SandboxImage, "resolve's sandbox image; winner %+v", res.Winner)
