@@ -27,7 +27,7 @@ CRICTL_VERSION=v1.37.0
 # critest, the CRI validation suite, comes from the same cri-tools release.
 CRITEST_VERSION=v1.37.0
 CONTAINERD_1_7_VERSION=v1.7.35
-CONTAINERD_2_2_VERSION=v2.2.9
+CONTAINERD_2_2_VERSION=v2.2.10
 CONTAINERD_2_3_VERSION=v2.3.7
 # containerd 2.3.3, the last release that fails a pod whose sandbox image is
 # not written in full (issue 40; internal/containerdtest's TestLiveSandboxRun).

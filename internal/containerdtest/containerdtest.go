@@ -26,7 +26,7 @@ const (
 	// V1 is containerd 1.6 from Debian's containerd package (1.6.20, config
 	// version 2).
 	V1 Version = 1
-	// V2 is containerd 2.2 built from source (2.2.9, config version 3).
+	// V2 is containerd 2.2 built from source (2.2.10, config version 3).
 	V2 Version = 2
 	// V17 is containerd 1.7 built from source (1.7.35, config version 2).
 	V17 Version = 17
@@ -70,7 +70,7 @@ func (v Version) build() build {
 	case V17:
 		return build{name: "containerd-1.7", release: "1.7.35", envContainerd: EnvContainerd17, configVersion: 2, fromDeps: true}
 	case V2:
-		return build{name: "containerd-2.2", release: "2.2.9", envContainerd: EnvContainerd2, configVersion: 3, fromDeps: true}
+		return build{name: "containerd-2.2", release: "2.2.10", envContainerd: EnvContainerd2, configVersion: 3, fromDeps: true}
 	case V23:
 		return build{name: "containerd-2.3", release: "2.3.7", envContainerd: EnvContainerd23, configVersion: 4, fromDeps: true}
 	case V233:

@@ -10,7 +10,7 @@
 //
 // Five builds are supported ([Versions]): [V1] is containerd 1.6.20 as Debian
 // packages it and [V17] containerd 1.7.35 built from source (config version 2,
-// sandbox_image), [V2] containerd 2.2.9 (config version 3,
+// sandbox_image), [V2] containerd 2.2.10 (config version 3,
 // pinned_images.sandbox), [V23] 2.3.7 and [V24] 2.4.2 (config version 4:
 // pinned_images.sandbox, and the sockets under the
 // io.containerd.server.v1.grpc and .ttrpc plugin tables, since version 4
@@ -51,7 +51,7 @@
 //	SANDBOXPIN_CONTAINERD1     /usr/bin/containerd
 //	SANDBOXPIN_CTR1            /usr/bin/ctr
 //	SANDBOXPIN_CONTAINERD_1_7  $SANDBOXPIN_CACHE/containerd/v1.7.35/containerd
-//	SANDBOXPIN_CONTAINERD2     $SANDBOXPIN_CACHE/containerd/v2.2.9/containerd
+//	SANDBOXPIN_CONTAINERD2     $SANDBOXPIN_CACHE/containerd/v2.2.10/containerd
 //	SANDBOXPIN_CONTAINERD_2_3  $SANDBOXPIN_CACHE/containerd/v2.3.7/containerd
 //	SANDBOXPIN_CONTAINERD_2_3_3 $SANDBOXPIN_CACHE/containerd/v2.3.3/containerd
 //	SANDBOXPIN_CONTAINERD_2_4  $SANDBOXPIN_CACHE/containerd/v2.4.2/containerd

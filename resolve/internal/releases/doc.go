@@ -5,6 +5,8 @@
 //
 // [DefaultImage] gives a runtime's or the kubelet's built-in sandbox image,
 // [KubeadmPauseImage] kubeadm's pause image, and each [Fact] tells where a
-// pinning behaviour holds and the note users read about it. Nothing here
+// pinning behaviour holds and the note users read about it. [EndOfLife]
+// gives the last day a containerd minor is supported, and
+// [KubernetesSupported] whether a Kubernetes minor still is. Nothing here
 // reads a node; all is safe for concurrent use.
 package releases

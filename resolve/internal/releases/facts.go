@@ -35,6 +35,8 @@ const (
 	KubeletProtectsOtherImage                   // ... and the runtime's image is another
 	KubeletIgnoresFlag                          // ignores --pod-infra-container-image for image GC
 	KubeletRejectsFlag                          // no longer has --pod-infra-container-image
+	KubeadmKeepsFlag                            // upgrade no longer removes --pod-infra-container-image from kubeadm-flags.env
+	KubeadmUpgradeRunsPause                     // upgrade runs kubeadm's pause image as a Job's container
 	numFacts
 )
 
@@ -171,6 +173,25 @@ var facts = [numFacts][]Row{
 		{Kubelet, Range{"1.35.0", ""}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
 			"pkg/kubelet/config/flags.go defines it, deprecated, @v1.34.0; no kubelet source defines it @v1.35.0, @v1.37.2 (kubernetes#133779), so the flag parser refuses it; " +
 				"kubeadm's post-upgrade phase removes it from kubeadm-flags.env only (cmd/kubeadm/app/cmd/phases/upgrade/postupgrade.go @v1.35.0, kubernetes#133778)"},
+	},
+	KubeadmKeepsFlag: {
+		{Kubeadm, Range{"1.36.0-rc.0", ""}, "kubeadm %s does not remove --%s from %s on upgrade (kubeadm 1.35 did, and only from that file; kubernetes#135807): " +
+			"wherever the flag is left it stays, and kubelet 1.35 and later refuses to start with it; remove it yourself before upgrading the kubelet",
+			"cmd/kubeadm/app/cmd/phases/upgrade/postupgrade.go runPostUpgrade passes RemoveKubeletArgsFromFile an empty unwantedFlags list " +
+				"@v1.36.0-rc.0, @v1.36.0, @v1.36.3, @v1.37.2; the list holds \"pod-infra-container-image\" @v1.35.0, @v1.35.4 (kubernetes#133778); " +
+				"@v1.34.0 there is no such cleanup and cmd/kubeadm/app/phases/kubelet/flags.go writes the flag"},
+	},
+	KubeadmUpgradeRunsPause: {
+		{Kubeadm, Range{"1.18.0", "1.30.0"}, "kubeadm %s upgrade runs its pause image %s as the container of a Job (the CreateJob pre-flight check) " +
+			"on a schedulable node, control-plane nodes included, whose kubelet pulls it as a workload image; from kubeadm 1.30 the upgrade fails " +
+			"unless the Job completes within 15 seconds (60 from kubeadm 1.36, kubernetes#136273), so a slow pull can fail it: " +
+			"pre-pull the image with `kubeadm config images pull`, or skip the check with --ignore-preflight-errors=CreateJob",
+			"cmd/kubeadm/app/phases/upgrade/health.go createJob: container image images.GetPauseImage(cfg), timeout 15 s, " +
+				"but a deferred Job deletion overwrites the named error result @v1.18.0, @v1.19.0, @v1.26.0, @v1.27.13, @v1.29.15 (kubernetes/kubeadm#3050); " +
+				"no Job there @v1.16.0, @v1.17.0"},
+		{Kubeadm, Range{"1.30.0", "1.36.0-rc.0"}, "", "the same, the timeout an error, @v1.30.0, @v1.34.0, @v1.35.0, @v1.35.4"},
+		{Kubeadm, Range{"1.36.0-rc.0", ""}, "", "the same with timeout 60 s @v1.36.0-rc.0, @v1.36.0, @v1.36.3, @v1.37.2 (kubernetes#136273); " +
+			"upgrade apply's preflight phase and upgrade plan call CheckClusterHealth (cmd/kubeadm/app/cmd/phases/upgrade/apply/preflight.go, cmd/kubeadm/app/cmd/upgrade/common.go @v1.36.0)"},
 	},
 }
 

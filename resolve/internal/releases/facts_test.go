@@ -40,6 +40,21 @@ var holdsTests = []struct {
 	{name: "pause pull off 2.4.2", fact: ContainerdPausePullOff, version: "2.4.2", want: true},
 	{name: "config 4 2.3.0-beta.2", fact: ContainerdConfig4, version: "2.3.0-beta.2"},
 	{name: "config 4 2.3.0-rc.0", fact: ContainerdConfig4, version: "2.3.0-rc.0", want: true},
+	// cmd/kubeadm/app/cmd/phases/upgrade/postupgrade.go unwantedFlags
+	// (kubernetes#135807).
+	{name: "keeps flag 1.34.0", fact: KubeadmKeepsFlag, version: "1.34.0"},
+	{name: "keeps flag 1.35.4", fact: KubeadmKeepsFlag, version: "1.35.4"},
+	{name: "keeps flag 1.36.0-rc.0", fact: KubeadmKeepsFlag, version: "1.36.0-rc.0", want: true},
+	{name: "keeps flag 1.36.0", fact: KubeadmKeepsFlag, version: "1.36.0", want: true},
+	{name: "keeps flag 1.37.2", fact: KubeadmKeepsFlag, version: "1.37.2", want: true},
+	// cmd/kubeadm/app/phases/upgrade/health.go createJob.
+	{name: "runs pause 1.17.0", fact: KubeadmUpgradeRunsPause, version: "1.17.0"},
+	{name: "runs pause 1.18.0", fact: KubeadmUpgradeRunsPause, version: "1.18.0", want: true},
+	{name: "runs pause 1.29.15", fact: KubeadmUpgradeRunsPause, version: "1.29.15", want: true},
+	{name: "runs pause 1.30.0", fact: KubeadmUpgradeRunsPause, version: "1.30.0", want: true},
+	{name: "runs pause 1.35.4", fact: KubeadmUpgradeRunsPause, version: "1.35.4", want: true},
+	{name: "runs pause 1.36.0-rc.0", fact: KubeadmUpgradeRunsPause, version: "1.36.0-rc.0", want: true},
+	{name: "runs pause 1.37.2", fact: KubeadmUpgradeRunsPause, version: "1.37.2", want: true},
 }
 
 func TestFactHolds(t *testing.T) {

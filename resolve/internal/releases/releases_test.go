@@ -12,7 +12,8 @@ import (
 // allRows is every table of the package.
 func allRows() map[string][]Row {
 	m := map[string][]Row{"defaults": defaults, "kubeadmPause": kubeadmPause,
-		"kubeadmRepository": kubeadmRepository, "kubeadmPreReleases": kubeadmPreReleases}
+		"kubeadmRepository": kubeadmRepository, "kubeadmPreReleases": kubeadmPreReleases,
+		"supportEnds": supportEnds, "kubernetesSupport": kubernetesSupport}
 	for f := range numFacts {
 		m[fmt.Sprintf("fact %d", f)] = f.Rows()
 	}

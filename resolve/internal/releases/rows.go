@@ -13,6 +13,8 @@ const (
 	CRIDockerd = criinfo.RuntimeCRIDockerd
 	Kubelet    = "kubelet"
 	Kubeadm    = "kubeadm"
+	// Kubernetes names the project's release lines, for [KubernetesSupported].
+	Kubernetes = "kubernetes"
 )
 
 // Row is one release fact: Value holds for Component over Range, as read
@@ -50,17 +52,24 @@ var defaults = []Row{
 	{Containerd, Range{"1.7", "1.8"}, k8s + "3.8", "pkg/cri/config/config_unix.go SandboxImage @v1.7.0-beta.0, @v1.7.0, @v1.7.35"},
 	{Containerd, Range{"2.0.0-beta.0", "2.0.0-rc.3"}, k8s + "3.9", "DefaultSandboxImage in pkg/cri/config/config_unix.go @v2.0.0-beta.0, pkg/cri/config/config.go @v2.0.0-beta.1, @v2.0.0-beta.2, internal/cri/config/config.go @v2.0.0-rc.2"},
 	{Containerd, Range{"2.0.0-rc.3", "2.2"}, k8s + "3.10", "internal/cri/config/config.go DefaultSandboxImage @v2.0.0-rc.3, @v2.0.0, @v2.1.0"},
-	{Containerd, Range{"2.2", "2.3.0-beta.1"}, k8s + "3.10.1", "internal/cri/config/config.go DefaultSandboxImage @v2.2.0, @v2.2.9, @v2.3.0-beta.0"},
+	{Containerd, Range{"2.2", "2.3.0-beta.1"}, k8s + "3.10.1", "internal/cri/config/config.go DefaultSandboxImage @v2.2.0, @v2.2.9, @v2.2.10, @v2.3.0-beta.0"},
 	{Containerd, Range{"2.3.0-beta.1", "2.5"}, k8s + "3.10.2", "internal/cri/config/config.go DefaultSandboxImage @v2.3.0-beta.1, @v2.3.0, @v2.3.7, @v2.4.0-beta.0, @v2.4.2"},
 
-	{CRIO, Range{"1.16", "1.18"}, gcr + "3.1", "pkg/config/config.go pauseImage @v1.16.0, @v1.17.0"},
-	{CRIO, Range{"1.18", "1.21"}, gcr + "3.2", "pkg/config/config.go @v1.18.0–v1.20.x"},
-	{CRIO, Range{"1.21", "1.23"}, gcr + "3.5", "pkg/config/config.go DefaultPauseImage @v1.21.0–v1.22.x"},
-	{CRIO, Range{"1.23", "1.24"}, gcr + "3.6", "pkg/config/config.go DefaultPauseImage @v1.23.0–v1.23.x"},
-	{CRIO, Range{"1.24", "1.27.1"}, k8s + "3.6", "pkg/config/config.go DefaultPauseImage @v1.24.0–v1.27.0"},
-	{CRIO, Range{"1.27.1", "1.31"}, k8s + "3.9", "pkg/config/config.go (config_linux.go from v1.30.0) DefaultPauseImage @v1.27.1–v1.30.x"},
-	{CRIO, Range{"1.31", "1.34"}, k8s + "3.10", "pkg/config/config_linux.go DefaultPauseImage @v1.31.0–v1.33.x"},
-	{CRIO, Range{"1.34", "2.0"}, k8s + "3.10.1", "pkg/config/config_linux.go DefaultPauseImage @v1.34.0–v1.36.3; `crio config` of 1.36.3 (internal/criotest)"},
+	// The 3.1 to 3.2 change came after v1.18.0-rc1, the only pre-release
+	// tag of 1.18; the mirror holds no pre-release tags after v1.20.0-rc.1.
+	{CRIO, Range{"1.16", "1.18.0"}, gcr + "3.1", "pkg/config/config.go @v1.16.0-rc1, @v1.16.0, @v1.16.6, @v1.17.0-rc1, @v1.17.0, @v1.17.5, @v1.18.0-rc1"},
+	{CRIO, Range{"1.18.0", "1.21"}, gcr + "3.2", "pkg/config/config.go @v1.18.0, @v1.18.6, @v1.19.0-rc.1, @v1.19.0, @v1.19.6, @v1.20.0-rc.1, @v1.20.0, @v1.20.9"},
+	{CRIO, Range{"1.21", "1.23"}, gcr + "3.5", "pkg/config/config.go DefaultPauseImage @v1.21.0, @v1.21.7, @v1.22.0, @v1.22.5"},
+	{CRIO, Range{"1.23", "1.24"}, gcr + "3.6", "pkg/config/config.go DefaultPauseImage @v1.23.0, @v1.23.5"},
+	{CRIO, Range{"1.24", "1.27.1"}, k8s + "3.6", "pkg/config/config.go DefaultPauseImage @v1.24.0, @v1.24.6, @v1.25.0, @v1.25.5, @v1.26.0, @v1.26.4, @v1.27.0"},
+	{CRIO, Range{"1.27.1", "1.31"}, k8s + "3.9", "DefaultPauseImage in pkg/config/config.go @v1.27.1, @v1.27.8, @v1.28.0, @v1.28.11, in pkg/config/config_linux.go @v1.29.0, @v1.29.13, @v1.30.0, @v1.30.14"},
+	{CRIO, Range{"1.31", "1.34"}, k8s + "3.10", "pkg/config/config_linux.go DefaultPauseImage @v1.31.0, @v1.31.13, @v1.32.0, @v1.32.13, @v1.33.0, @v1.33.13"},
+	{CRIO, Range{"1.34", "1.37"}, k8s + "3.10.1", "pkg/config/config_linux.go DefaultPauseImage @v1.34.0, @v1.34.11, @v1.35.0, @v1.35.6, @v1.36.0, @v1.36.3; `crio config` of 1.36.3 (internal/criotest)"},
+	// Read at a release branch, not a tag: re-read it at the v1.37.x tag
+	// once a source serves one.
+	{CRIO, Range{"1.37", "1.38"}, k8s + "3.10.1", "pkg/config/config_linux.go DefaultPauseImage on branch release-1.37 at 65f5ee4679 " +
+		"(internal/version/version.go 1.37.0, 2026-08-19), not at a tag: no v1.37 tag could be read (the mirror's newest is v1.36.3, " +
+		"the Go module proxy refuses github.com/cri-o/cri-o v1.37.0 to v1.37.3)"},
 
 	{CRIDockerd, Range{"0.2.0", "0.2.1"}, gcr + "3.1", "src/cmd/cri/options/options.go defaultPodSandboxImageName/Version @v0.2.0"},
 	{CRIDockerd, Range{"0.2.1", "0.2.6"}, gcr + "3.6", "cmd/cri/options/options.go @v0.2.1, @v0.2.5"},

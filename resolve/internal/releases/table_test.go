@@ -47,6 +47,8 @@ var factNames = [numFacts]string{
 	KubeletProtectsOtherImage:       "KubeletProtectsOtherImage",
 	KubeletIgnoresFlag:              "KubeletIgnoresFlag",
 	KubeletRejectsFlag:              "KubeletRejectsFlag",
+	KubeadmKeepsFlag:                "KubeadmKeepsFlag",
+	KubeadmUpgradeRunsPause:         "KubeadmUpgradeRunsPause",
 }
 
 // renderDoc writes every row as Markdown tables.
@@ -65,6 +67,8 @@ func renderDoc() string {
 	table("kubeadm's pause tag", "PauseVersion", kubeadmPause)
 	table("kubeadm's default imageRepository", "repository", kubeadmRepository)
 	table("kubeadm pre-releases read", "image", kubeadmPreReleases)
+	table("End of support", "last day (a month: through its end)", supportEnds)
+	table("Kubernetes minors supported", "support", kubernetesSupport)
 	b.WriteString("\n## Behaviour per release\n\nThe note is what users read; `%s` are filled in by resolve.\n")
 	for f := range numFacts {
 		fmt.Fprintf(&b, "\n### %s\n\n", factNames[f])
