@@ -8,11 +8,11 @@
 //	res, err := resolve.Resolve(ctx, resolve.Options{Live: client})
 //	images, err := client.Images(ctx)                     // ListImages
 //	img, err := client.ImageStatus(ctx, res.SandboxImage) // the runtime's own lookup
-//	lookup := audit.LookupNotFound
+//	found := audit.LookupNotFound
 //	if img.GetId() != "" {
-//		lookup = audit.LookupFound
+//		found = audit.LookupFound
 //	}
-//	v, err := audit.Judge(res, audit.Observation[*runtimeapi.Image]{Images: images, Lookup: lookup})
+//	v, err := audit.Judge(res, audit.Observation[*runtimeapi.Image]{Images: images, Lookup: found})
 //	if !v.Protected() {
 //		fmt.Println(v.Status, v.Fix.Message)
 //	}

@@ -299,7 +299,8 @@ func (k *Kind) UnmarshalText(text []byte) error {
 		return fmt.Errorf("resolve: invalid kind %q", text)
 	}
 	for i, c := range text {
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' && text[i-1] != '-') {
+		word := 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
+		if !word && (c != '-' || text[i-1] == '-') {
 			return fmt.Errorf("resolve: invalid kind %q", text)
 		}
 	}

@@ -160,7 +160,7 @@ func listAll() (map[string][]string, error) {
 		if !ok || f == "" {
 			return nil, fmt.Errorf("no export data for %s", path)
 		}
-		return os.Open(f) //nolint:gosec // G304: a file go list named
+		return os.Open(f)
 	})
 	got := map[string][]string{}
 	for i, path := range paths {
