@@ -10,10 +10,6 @@ import (
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
-// ErrNoSandboxImage is returned by [Judge] when the result names no sandbox
-// image: nothing can be judged. The error says why, from the result's notes.
-var ErrNoSandboxImage = errors.New("the sandbox image cannot be told")
-
 // ErrInvalidObservation is wrapped by the error of [Judge] for an
 // [Observation] that contradicts itself (the runtime's lookup found the
 // sandbox image, but it lists no image at all) or holds a [Lookup] that is
@@ -202,7 +198,7 @@ type Rule struct {
 // exactly) finds an image, or, not asked, what [PredictLookup] predicts.
 // The rules are res.Matcher's; names compare under the aliases res was
 // resolved with. A result without a sandbox image is an error wrapping
-// [ErrNoSandboxImage]; an observation that contradicts itself one wrapping
+// [resolve.ErrNoSandboxImage]; an observation that contradicts itself one wrapping
 // [ErrInvalidObservation].
 func Judge[I Image](res *resolve.Result, obs Observation[I]) (*Verdict, error) {
 	if res == nil || res.SandboxImage == "" {
@@ -488,7 +484,7 @@ func usedVersion(res *resolve.Result) string {
 // note that says why.
 func noSandbox(res *resolve.Result) error {
 	if res == nil {
-		return fmt.Errorf("audit: no result: %w", ErrNoSandboxImage)
+		return fmt.Errorf("audit: no result: %w", resolve.ErrNoSandboxImage)
 	}
 	why := "no source names it"
 	for _, n := range res.Notes {
@@ -500,5 +496,5 @@ func noSandbox(res *resolve.Result) error {
 	if rt == "" {
 		rt = "node's"
 	}
-	return fmt.Errorf("%w for the %s runtime: %s", ErrNoSandboxImage, rt, why)
+	return fmt.Errorf("%w for the %s runtime: %s", resolve.ErrNoSandboxImage, rt, why)
 }

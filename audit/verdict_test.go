@@ -219,11 +219,14 @@ func TestJudgeNoSandboxImage(t *testing.T) {
 	for _, res := range []*resolve.Result{nil, {}, {Runtime: "containerd"}} {
 		v, err := Judge(res, Observation[image]{})
 		assert.Nil(t, v)
-		assert.ErrorIs(t, err, ErrNoSandboxImage)
+		assert.ErrorIs(t, err, resolve.ErrNoSandboxImage)
 	}
-	res := resolveNode(t, fstest.MapFS{"etc/containerd/config.toml": {Data: []byte("version = 3\n")}}, resolve.Options{})
-	_, err := Judge(res, Observation[image]{})
-	require.ErrorIs(t, err, ErrNoSandboxImage)
+	res, err := resolve.Resolve(context.Background(), resolve.Options{
+		Root: fstest.MapFS{"etc/containerd/config.toml": {Data: []byte("version = 3\n")}}})
+	require.ErrorIs(t, err, resolve.ErrNoSandboxImage, "Resolve says so first, with the partial result")
+	require.NotNil(t, res)
+	_, err = Judge(res, Observation[image]{})
+	require.ErrorIs(t, err, resolve.ErrNoSandboxImage)
 	assert.Contains(t, err.Error(), "cannot tell containerd's sandbox image", "the result's note says why")
 }
 

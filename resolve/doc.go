@@ -18,7 +18,10 @@
 // [Options] reads the host's own root, "/", as the node (what an agent on
 // the node wants, and never what a tool reading a node image wants: pass
 // [DirFS] of the image) and asks no socket. A [DirFS] root that is not
-// there is an error wrapping [ErrNoRoot].
+// there is an error wrapping [ErrNoRoot]. A node whose sandbox image cannot
+// be told is an error wrapping [ErrNoSandboxImage], returned with the
+// partial [Result] (its notes say what is missing): never a Result whose
+// empty SandboxImage a caller could overlook.
 //
 // Every release fact (defaults, pinning behaviour per version, kubeadm's
 // pause table) is a row of resolve/internal/releases that names the

@@ -31,6 +31,16 @@ var (
 	ErrUnknownVersion = releases.ErrUnknownVersion
 )
 
+// ErrNoSandboxImage is wrapped by the error of [Resolve] when it cannot tell
+// the sandbox image: no runtime is found, or the runtime's config does not
+// name it and the runtime's version (for its built-in default) is unknown.
+// Resolve then returns the partial [Result] beside the error: its Notes say
+// what is missing (kinds [KindNoRuntime], [KindSandboxImageUnknown]), and
+// its SandboxImage is "" and its Pins hold no sandbox image, so a caller
+// that compiled them anyway would pin nothing: check the error.
+// [audit.Judge] returns it too for such a result.
+var ErrNoSandboxImage = errors.New("the sandbox image cannot be told")
+
 // ErrNoRoot is wrapped by the error of [Resolve], [ContainerdEndpoint] and
 // [KubeletEndpoint] for a node root that is not there: a nil file system
 // where one is required, or a [DirFS] directory that does not exist or is

@@ -250,7 +250,7 @@ func TestDirFSConfinement(t *testing.T) {
 				require.Error(t, err)
 				assert.ErrorIs(t, err, tt.wantErr)
 			} else {
-				require.NoError(t, err)
+				requireResolved(t, res, err)
 				assert.Equal(t, tt.wantImage, res.SandboxImage)
 			}
 
@@ -408,7 +408,7 @@ func TestDevices(t *testing.T) {
 		"var/lib/kubelet/kubeadm-flags.env": "->../../../../../../../dev/zero",
 	})
 	res, err := resolveWithin(t, 10*time.Second, Options{Root: DirFS(root)})
-	require.NoError(t, err, "the link leads to the root's /dev/zero, which does not exist")
+	requireResolved(t, res, err, "the link leads to the root's /dev/zero, which does not exist")
 	assert.Empty(t, res.Candidates)
 
 	_, err = resolveWithin(t, 10*time.Second, Options{Root: os.DirFS(root)})

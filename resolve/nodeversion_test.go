@@ -226,7 +226,7 @@ func TestResolveNodeVersions(t *testing.T) {
 			opts := tt.opts
 			opts.Root = DirFS(nodetest.WriteTree(t, tt.files, tt.binaries))
 			res, err := Resolve(context.Background(), opts)
-			require.NoError(t, err)
+			requireResolved(t, res, err)
 			assert.Equal(t, tt.wantImage, res.SandboxImage)
 			if tt.wantOrigin != "" {
 				var origins []string
@@ -274,6 +274,6 @@ func TestResolveDpkgStatusErrors(t *testing.T) {
 
 	files[dpkgStatus] = strings.Repeat("X: y\n", nodefs.MaxFileSize/5+1)
 	res, err := Resolve(context.Background(), Options{Root: nodetest.MapFS(files)})
-	require.NoError(t, err)
+	requireResolved(t, res, err)
 	assert.True(t, containsSub(res.Notes, "/var/lib/dpkg/status: invalid configuration: limit exceeded: file is larger than"), "notes %q", res.Notes)
 }

@@ -249,7 +249,22 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 	r.checkReferences()
 	r.pinsAndPrepull()
 	r.sortFixes()
+	if r.res.SandboxImage == "" {
+		return r.res, fmt.Errorf("resolve: %w: %s", ErrNoSandboxImage, whyNoSandbox(r.res))
+	}
 	return r.res, nil
+}
+
+// whyNoSandbox is the message of the note that says why res names no
+// sandbox image.
+func whyNoSandbox(res *Result) string {
+	why := "no source names it"
+	for _, n := range res.Notes {
+		if n.Kind == KindSandboxImageUnknown || n.Kind == KindNoRuntime {
+			why = n.Message
+		}
+	}
+	return why
 }
 
 // resolver holds one Resolve call's state.

@@ -467,7 +467,7 @@ func TestResolveEdgeCases(t *testing.T) {
 			opts := tt.opts
 			opts.Root = nodetest.MapFS(tt.files)
 			res, err := Resolve(context.Background(), opts)
-			require.NoError(t, err)
+			requireResolved(t, res, err)
 			assert.Equal(t, tt.wantImage, res.SandboxImage, "SandboxImage")
 			assert.Equal(t, tt.wantRuntime, res.Runtime, "Runtime")
 			assert.Len(t, res.Conflicts, tt.wantConflicts, "conflicts %+v", res.Conflicts)
@@ -638,7 +638,7 @@ func TestCRIDockerdVersion(t *testing.T) {
 				opts.Live = fakeLive{info: tt.live}
 			}
 			res, err := Resolve(context.Background(), opts)
-			require.NoError(t, err)
+			requireResolved(t, res, err)
 			assert.Equal(t, "cri-dockerd", res.Runtime)
 			assert.Equal(t, tt.wantImage, res.SandboxImage)
 			if tt.wantNote != "" {

@@ -72,8 +72,8 @@ func TestResultJSONRoundTrip(t *testing.T) {
 					want, wantErr := audit.Judge(res, obs)
 					got, gotErr := audit.Judge(&back, obs)
 					if img == "" {
-						assert.ErrorIs(t, wantErr, audit.ErrNoSandboxImage, what)
-						assert.ErrorIs(t, gotErr, audit.ErrNoSandboxImage, what)
+						assert.ErrorIs(t, wantErr, resolve.ErrNoSandboxImage, what)
+						assert.ErrorIs(t, gotErr, resolve.ErrNoSandboxImage, what)
 						continue
 					}
 					require.NoError(t, wantErr, what)

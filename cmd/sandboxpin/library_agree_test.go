@@ -133,7 +133,7 @@ func TestAuditAgreesWithLibrary(t *testing.T) {
 
 					want, err := audit.Judge(res, audit.Observation[*audit.ListedImage]{Images: images})
 					if img == "" {
-						require.ErrorIs(t, err, audit.ErrNoSandboxImage)
+						require.ErrorIs(t, err, resolve.ErrNoSandboxImage)
 						assert.Equal(t, exitUnknown, code, "%s: stderr %s", what, stderr)
 						continue
 					}

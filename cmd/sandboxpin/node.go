@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -140,5 +141,11 @@ func (n *nodeFlags) resolve(ctx context.Context, client *cri.Client) (*resolve.R
 	}
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	return resolve.Resolve(ctx, opts)
+	res, err := resolve.Resolve(ctx, opts)
+	if errors.Is(err, resolve.ErrNoSandboxImage) && res != nil {
+		// The partial result: the commands print what was found and
+		// exit 3 with the flag that would tell (unknown).
+		return res, nil
+	}
+	return res, err
 }
