@@ -51,7 +51,7 @@ func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix 
 		where := "where the runtime's config names it"
 		for _, c := range res.Candidates {
 			if c.Role == resolve.RoleRuntimeUses && c.Image == res.SandboxImage && c.Source != resolve.SourceRuntimeDefault && c.Source != resolve.SourceRuntimeInfo && c.Origin != "" {
-				where, f.Path, f.Line, f.Key = c.Origin, c.Path, c.Line, c.Key
+				where, f.Location = c.Origin, c.Location
 				break
 			}
 		}

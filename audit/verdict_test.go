@@ -99,7 +99,7 @@ func TestJudge(t *testing.T) {
 			images: []image{{id: "sha256:1", tags: []string{"docker.io/library/busybox:1", stored}}},
 			want:   StatusUnpinned, wantAs: stored, wantSp: SpellingAlias,
 			wantKind: []resolve.Kind{resolve.KindSandboxUnpinned, resolve.KindSandboxNotStoredAsConfigured, resolve.KindContainerdAliasNeverPinned, resolve.KindFrozenRegistry},
-			wantFix:  &resolve.Fix{Answers: resolve.KindSandboxUnpinned, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+			wantFix:  &resolve.Fix{Answers: resolve.KindSandboxUnpinned, Action: resolve.ActionEdit, Location: resolve.Location{Path: "/etc/containerd/config.toml", Line: 3}, To: stored},
 			wantMsg:  "configure the sandbox image as " + stored + ", the name it is stored under, in place of " + alias + " (/etc/containerd/config.toml:3)",
 		},
 		{
@@ -107,7 +107,7 @@ func TestJudge(t *testing.T) {
 			images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
 			want:   StatusNotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias,
 			wantKind: []resolve.Kind{resolve.KindSandboxNotStoredAsConfigured, resolve.KindContainerdAliasNeverPinned, resolve.KindFrozenRegistry},
-			wantFix:  &resolve.Fix{Answers: resolve.KindSandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+			wantFix:  &resolve.Fix{Answers: resolve.KindSandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Location: resolve.Location{Path: "/etc/containerd/config.toml", Line: 3}, To: stored},
 		},
 		{
 			// Never advise to configure a name on the frozen registry.
@@ -130,7 +130,7 @@ func TestJudge(t *testing.T) {
 			images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
 			want:   StatusNotStoredAsConfigured, wantAs: stored, wantSp: SpellingAlias,
 			wantKind: []resolve.Kind{resolve.KindSandboxNotStoredAsConfigured, resolve.KindContainerdAliasNeverPinned},
-			wantFix:  &resolve.Fix{Answers: resolve.KindSandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/containerd/config.toml", Line: 3, To: stored},
+			wantFix:  &resolve.Fix{Answers: resolve.KindSandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Location: resolve.Location{Path: "/etc/containerd/config.toml", Line: 3}, To: stored},
 		},
 		{
 			// CRI-O pins a name equal up to case, but looks up the
@@ -139,7 +139,7 @@ func TestJudge(t *testing.T) {
 			root: fstest.MapFS{"etc/crio/crio.conf": {Data: []byte("[crio.image]\npause_image = \"REGISTRY.K8S.IO/pause:3.10.1\"\n")}},
 			opts: resolve.Options{RuntimeVersion: "1.36.3"}, images: []image{{id: "sha256:1", tags: []string{stored}, pinned: true}},
 			want: StatusNotStoredAsConfigured, wantAs: stored, wantSp: SpellingCase, wantKind: []resolve.Kind{resolve.KindSandboxNotStoredAsConfigured},
-			wantFix: &resolve.Fix{Answers: resolve.KindSandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Path: "/etc/crio/crio.conf", Line: 2, To: stored},
+			wantFix: &resolve.Fix{Answers: resolve.KindSandboxNotStoredAsConfigured, Action: resolve.ActionEdit, Location: resolve.Location{Path: "/etc/crio/crio.conf", Line: 2}, To: stored},
 		},
 		{
 			// By hand: resolve notes an ID as a short name
@@ -175,7 +175,7 @@ func TestJudge(t *testing.T) {
 				return
 			}
 			require.NotNil(t, v.Fix)
-			got := resolve.Fix{Answers: v.Fix.Answers, Action: v.Fix.Action, Path: v.Fix.Path, Line: v.Fix.Line, To: v.Fix.To, Version: v.Fix.Version}
+			got := resolve.Fix{Answers: v.Fix.Answers, Action: v.Fix.Action, Location: resolve.Location{Path: v.Fix.Path, Line: v.Fix.Line}, To: v.Fix.To, Version: v.Fix.Version}
 			assert.Equal(t, *tt.wantFix, got)
 			assert.Contains(t, v.Fix.Message, tt.wantMsg)
 		})

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding"
 	"fmt"
-	"strconv"
 
 	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 )
@@ -155,6 +154,9 @@ type Note struct {
 	Version string `json:"version,omitempty"`
 	// Origin is the "file:line" the note is about, "" when none.
 	Origin string `json:"origin,omitempty"`
+	// Location is the file position Origin names, with its key and flag
+	// where known (flattened into the JSON object); zero when none.
+	Location
 	// Message says it for people.
 	Message string `json:"message"`
 }
@@ -170,12 +172,10 @@ type Fix struct {
 	Answers Kind `json:"answers"`
 	// Action is what to do.
 	Action Action `json:"action"`
-	// Path, Line and Key locate the value to edit or remove (Path is a
-	// node path such as "/etc/containerd/config.toml"; Line is 1-based, 0
-	// when unknown; Key is the TOML key, flag or variable).
-	Path string `json:"path,omitempty"`
-	Line int    `json:"line,omitempty"`
-	Key  string `json:"key,omitempty"`
+	// Location locates the value to edit or remove (flattened into the
+	// JSON object: path, line, key, flag); zero for an action on a
+	// component.
+	Location
 	// From is the value there now; To the value to write (empty for
 	// [ActionRemove]) or, for [ActionPull], the name to store the image
 	// under.
@@ -247,10 +247,7 @@ func (f *Fix) Where() string {
 	if f == nil {
 		return ""
 	}
-	if f.Line > 0 {
-		return f.Path + ":" + strconv.Itoa(f.Line)
-	}
-	return f.Path
+	return f.Origin()
 }
 
 // Action is what a [Fix] asks for.

@@ -64,14 +64,14 @@ func TestFix(t *testing.T) {
 			// Versions unknown: the change right at every version, never
 			// the k8s.gcr.io spelling, and the flag removed, not set.
 			name: "the sample node", files: sampleNode,
-			want: Fix{Answers: KindContainerdAliasNeverPinned, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey,
+			want: Fix{Answers: KindContainerdAliasNeverPinned, Action: ActionEdit, Location: Location{Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey},
 				From: "k8s.gcr.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10.1", Urgency: UrgencyUnprotected, Message: "set the sandbox image at /etc/containerd/config.toml:4"},
 			wantKinds:    []Kind{KindVersionUnknown, KindContainerdAliasNeverPinned, KindFrozenRegistry, KindKubeletFlagSet, KindKubeletFlagDiffers},
 			wantConflict: "remove the flag from /var/lib/kubelet/kubeadm-flags.env (kubelet 1.29 to 1.34 ignore it",
 		},
 		{
 			name: "a kubelet that still reads the flag", files: sampleNode, opts: Options{RuntimeVersion: "2.2.9", KubeletVersion: "v1.28.4"},
-			want: Fix{Answers: KindContainerdAliasNeverPinned, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey,
+			want: Fix{Answers: KindContainerdAliasNeverPinned, Action: ActionEdit, Location: Location{Path: "/etc/containerd/config.toml", Line: 4, Key: sandboxKey},
 				From: "k8s.gcr.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10.1", Urgency: UrgencyUnprotected},
 			wantKinds:    []Kind{KindContainerdAliasNeverPinned, KindFrozenRegistry, KindKubeletFlagDiffers},
 			wantConflict: "set the flag in /var/lib/kubelet/kubeadm-flags.env to k8s.gcr.io/pause:3.10.1, or remove it",
@@ -79,8 +79,8 @@ func TestFix(t *testing.T) {
 		{
 			// The kubelet does not start: that comes first.
 			name: "a kubelet that rejects the flag", files: sampleNode, opts: Options{RuntimeVersion: "2.2.9", KubeletVersion: "1.35.0"},
-			want: Fix{Answers: KindKubeletRejectsFlag, Action: ActionRemove, Path: "/var/lib/kubelet/kubeadm-flags.env", Line: 1,
-				Key: "KUBELET_KUBEADM_ARGS --pod-infra-container-image", From: "registry.k8s.io/pause:3.9", Urgency: UrgencyStops, Message: "will not start"},
+			want: Fix{Answers: KindKubeletRejectsFlag, Action: ActionRemove, Location: Location{Path: "/var/lib/kubelet/kubeadm-flags.env", Line: 1,
+				Key: "KUBELET_KUBEADM_ARGS", Flag: "--pod-infra-container-image"}, From: "registry.k8s.io/pause:3.9", Urgency: UrgencyStops, Message: "will not start"},
 			wantKinds:    []Kind{KindKubeletRejectsFlag},
 			wantConflict: "kubelet 1.35.0 no longer has --pod-infra-container-image and will not start",
 		},
@@ -100,7 +100,7 @@ func TestFix(t *testing.T) {
 				"etc/kubeadm.yaml":           "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.33.1\n",
 			},
 			opts: Options{RuntimeVersion: "2.2.9", KubeadmConfigPath: "/etc/kubeadm.yaml"},
-			want: Fix{Answers: KindKubeadmDiffers, Action: ActionEdit, Path: "/etc/containerd/config.toml", Line: 3,
+			want: Fix{Answers: KindKubeadmDiffers, Action: ActionEdit, Location: Location{Path: "/etc/containerd/config.toml", Line: 3},
 				From: "registry.k8s.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10", Urgency: UrgencyOther},
 			wantKinds:    []Kind{KindVersionAssumed, KindKubeadmDiffers},
 			wantVersions: []string{"containerd 2.2.9 used", "kubeadm v1.33.1 used assumed"},

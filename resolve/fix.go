@@ -45,7 +45,7 @@ func (r *resolver) sortFixes() {
 // names, in the conflict's words.
 func (r *resolver) offerConflict(rank Urgency, f Fix) {
 	c := r.res.Conflicts[len(r.res.Conflicts)-1]
-	f.Answers, f.Path, f.Line, f.Key, f.From, f.Message = c.Kind, c.A.Path, c.A.Line, c.A.Key, c.A.Image, c.Message
+	f.Answers, f.Location, f.From, f.Message = c.Kind, c.A.Location, c.A.Image, c.Message
 	r.offer(rank, f)
 }
 
@@ -56,12 +56,12 @@ func (r *resolver) editSandbox(rank Urgency, k Kind, to string) {
 	if at.Path == "" && r.fileCand != nil && r.fileCand.Image == r.winner.Image {
 		at = *r.fileCand // a live report that agrees with a file
 	}
-	f := Fix{Answers: k, Action: ActionEdit, Path: at.Path, Line: at.Line, Key: at.Key, From: r.winner.Image, To: to}
+	f := Fix{Answers: k, Action: ActionEdit, Location: at.Location, From: r.winner.Image, To: to}
 	where := "in the " + r.runtime + " configuration"
 	if f.Path != "" {
 		where = "at " + f.Where()
 		if f.Key != "" {
-			where += " (" + f.Key + ")"
+			where += " (" + strings.TrimSpace(f.Key+" "+f.Flag) + ")"
 		}
 	}
 	f.Message = fmt.Sprintf("set the sandbox image %s to %s, in place of %s", where, to, r.winner.Image)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
@@ -101,12 +102,10 @@ type Candidate struct {
 	Origin string `json:"origin"`
 	// Role is what the image is used for.
 	Role Role `json:"role"`
-	// Path, Line and Key say where a file states Image (the node path, its
-	// 1-based line, and the key, flag or variable); empty for a live
-	// report or a default.
-	Path string `json:"path,omitempty"`
-	Line int    `json:"line,omitempty"`
-	Key  string `json:"key,omitempty"`
+	// Location says where a file states Image; zero for a live report or
+	// a default. Its fields are flattened into the JSON object (path,
+	// line, key, flag).
+	Location
 }
 
 // IsZero reports whether c is the zero Candidate (the empty side of a
@@ -125,7 +124,9 @@ type Conflict struct {
 	Component string `json:"component,omitempty"`
 	Version   string `json:"version,omitempty"`
 	Origin    string `json:"origin,omitempty"`
-	Message   string `json:"message"` // what to change, where
+	// Location is the file position Origin names, as in a [Note].
+	Location
+	Message string `json:"message"` // what to change, where
 }
 
 // Result is what Resolve found.
@@ -267,6 +268,11 @@ func whyNoSandbox(res *Result) string {
 	return why
 }
 
+// locationOf is where f was read.
+func locationOf(f config.Found) Location {
+	return Location{Path: f.Path, Line: f.Line, Key: f.Key, Flag: f.Flag}
+}
+
 // resolver holds one Resolve call's state.
 type resolver struct {
 	opts Options
@@ -298,14 +304,43 @@ type resolver struct {
 // message format makes.
 func (r *resolver) note(n Note, format string, args ...any) {
 	n.Message = fmt.Sprintf(format, args...)
+	if n.Location == (Location{}) {
+		n.Location = r.locate(n.Origin)
+	}
 	r.res.Notes = append(r.res.Notes, n)
+}
+
+// locate returns the Location that origin names: that of the candidate
+// with that Origin (with its key and flag), else the "path:line" it spells,
+// else the zero Location (a live report, a default, no file).
+func (r *resolver) locate(origin string, also ...Candidate) Location {
+	if origin == "" {
+		return Location{}
+	}
+	for _, c := range append(also, r.res.Candidates...) {
+		if c.Origin == origin && c.Location != (Location{}) {
+			return c.Location
+		}
+	}
+	if !strings.HasPrefix(origin, "/") {
+		return Location{}
+	}
+	path, line, ok := strings.Cut(origin[1:], ":")
+	if n, err := strconv.Atoi(line); ok && err == nil && n > 0 {
+		return Location{Path: "/" + path, Line: n}
+	}
+	return Location{Path: origin}
 }
 
 // conflict records a Conflict between a and b (b zero for a mistake with
 // one side), with n's kind, component, version and origin.
 func (r *resolver) conflict(n Note, a, b Candidate, format string, args ...any) {
+	loc := n.Location
+	if loc == (Location{}) {
+		loc = r.locate(n.Origin, a, b)
+	}
 	r.res.Conflicts = append(r.res.Conflicts, Conflict{A: a, B: b, Kind: n.Kind, Component: n.Component,
-		Version: n.Version, Origin: n.Origin, Message: fmt.Sprintf(format, args...)})
+		Version: n.Version, Origin: n.Origin, Location: loc, Message: fmt.Sprintf(format, args...)})
 }
 
 // rt is a finding of kind k about the runtime at its version.
@@ -319,7 +354,7 @@ func (r *resolver) add(c Candidate) Candidate {
 }
 
 func candidateOf(f config.Found, src Source, role Role) Candidate {
-	return Candidate{Image: f.Value, Source: src, Origin: f.Origin(), Role: role, Path: f.Path, Line: f.Line, Key: f.Key}
+	return Candidate{Image: f.Value, Source: src, Origin: f.Origin(), Role: role, Location: locationOf(f)}
 }
 
 // read reads every source, each through its own view of the root (see
@@ -771,7 +806,8 @@ func (r *resolver) containerdVersionChecks() {
 	}
 	v, err := parseVersion(r.runtimeVer)
 	known := err == nil
-	at := Candidate{Source: SourceContainerdConfig, Origin: fmt.Sprintf("%s:%d", r.ctr.Path, 1), Role: RoleRuntimeUses, Path: r.ctr.Path, Line: 1, Key: "version"}
+	at := Candidate{Source: SourceContainerdConfig, Origin: fmt.Sprintf("%s:%d", r.ctr.Path, 1), Role: RoleRuntimeUses,
+		Location: Location{Path: r.ctr.Path, Line: 1, Key: "version"}}
 	switch {
 	case known && v.Major == 1 && r.ctr.Version >= 3:
 		r.conflict(r.rt(KindContainerdConfigVersion, at.Origin), at, Candidate{},
@@ -903,7 +939,7 @@ func (r *resolver) checkKubelet() {
 	case rejected:
 		for i, c := range cands {
 			at := r.kubelet.SandboxArgs[i]
-			r.conflict(Note{Kind: KindKubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: at.Origin()}, c, Candidate{}, rejects, kubeletVer, config.KubeletSandboxFlag, strings.Fields(at.Key)[0], at.Origin())
+			r.conflict(Note{Kind: KindKubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: at.Origin()}, c, Candidate{}, rejects, kubeletVer, config.KubeletSandboxFlag, at.Key, at.Origin())
 			r.offerConflict(rankStops, Fix{Action: ActionRemove})
 		}
 		return
@@ -946,7 +982,7 @@ func (r *resolver) checkKubelet() {
 // (with the note rejects of KubeletRejectsFlag), else a note.
 func (r *resolver) kubeadmExtraArg(extra config.Found, kubeletVer, rejects string, rejected bool) {
 	c := r.add(candidateOf(extra, SourceKubeadmConfig, RoleKubeletProtects))
-	key := strings.Fields(extra.Key)[0]
+	key := extra.Key
 	if rejected {
 		r.conflict(Note{Kind: KindKubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: c.Origin}, c, Candidate{},
 			rejects+" (kubeadm writes it into kubeadm-flags.env at its next init or join)", kubeletVer, config.KubeletSandboxFlag, key, c.Origin)

@@ -76,5 +76,5 @@ func TestFixWhereNil(t *testing.T) {
 	t.Parallel()
 	var f *resolve.Fix
 	assert.Empty(t, f.Where())
-	assert.Equal(t, "/etc/containerd/config.toml:3", (&resolve.Fix{Path: "/etc/containerd/config.toml", Line: 3}).Where())
+	assert.Equal(t, "/etc/containerd/config.toml:3", (&resolve.Fix{Location: resolve.Location{Path: "/etc/containerd/config.toml", Line: 3}}).Where())
 }

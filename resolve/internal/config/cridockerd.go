@@ -109,7 +109,7 @@ func ReadCRIDockerd(fsys fs.FS) (*CRIDockerd, error) {
 	last := execs[len(execs)-1]
 	cfg.ExecStart = &last.at
 	if v, i, ok := flagValue(last.args, criDockerdFlag); ok {
-		at := Found{Value: v, Path: last.at.Path, Line: last.e.LineAt(last.args[i].Off), Key: "ExecStart --" + criDockerdFlag}
+		at := Found{Value: v, Path: last.at.Path, Line: last.e.LineAt(last.args[i].Off), Key: "ExecStart", Flag: "--" + criDockerdFlag}
 		cfg.PauseImage = &at
 		if strings.Contains(v, "$") {
 			cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s: --%s=%s uses an environment variable, which sandboxpin does not expand",

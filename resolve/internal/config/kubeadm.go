@@ -170,7 +170,7 @@ func parseKubeadm(path string, b []byte) (*Kubeadm, error) {
 							line = yamlfile.Line(text, start+1, n.Content[item].Line)
 						}
 					}
-					cfg.KubeletSandboxArg = &Found{Value: v, Path: path, Line: line, Key: key + " " + KubeletSandboxFlag}
+					cfg.KubeletSandboxArg = &Found{Value: v, Path: path, Line: line, Key: key, Flag: "--" + KubeletSandboxFlag}
 				}
 			}
 		}

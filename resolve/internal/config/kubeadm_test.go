@@ -66,7 +66,8 @@ func TestReadKubeadmKubeletExtraArgs(t *testing.T) {
 			require.NotNil(t, got.KubeletSandboxArg)
 			assert.Equal(t, tt.want, got.KubeletSandboxArg.Value)
 			assert.Equal(t, tt.wantLine, got.KubeletSandboxArg.Line)
-			assert.Equal(t, "nodeRegistration.kubeletExtraArgs pod-infra-container-image", got.KubeletSandboxArg.Key)
+			assert.Equal(t, "nodeRegistration.kubeletExtraArgs", got.KubeletSandboxArg.Key)
+			assert.Equal(t, "--pod-infra-container-image", got.KubeletSandboxArg.Flag)
 		})
 	}
 }

@@ -124,7 +124,7 @@ func ReadKubelet(fsys fs.FS) (*Kubelet, error) {
 			if !ok || at > 1 {
 				continue
 			}
-			f := Found{Value: val, Path: exec.at.Path, Line: exec.e.LineAt(cmd[i+at].Off), Key: "ExecStart --" + flag}
+			f := Found{Value: val, Path: exec.at.Path, Line: exec.e.LineAt(cmd[i+at].Off), Key: "ExecStart", Flag: "--" + flag}
 			cfg.set(flag, f)
 			i += at
 			break
@@ -155,7 +155,7 @@ func (k *Kubelet) readArgs(v Found, name string) error {
 	for _, flag := range []string{KubeletSandboxFlag, KubeletEndpointFlag} {
 		if s, _, ok := flagValue(args, flag); ok {
 			at := v
-			at.Value, at.Key = s, name+" --"+flag
+			at.Value, at.Key, at.Flag = s, name, "--"+flag
 			k.set(flag, at)
 		}
 	}
