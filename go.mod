@@ -5,9 +5,9 @@ module github.com/sandboxpin/sandboxpin
 // minimal version selection, so each is the oldest that works; see
 // scripts/adoption.sh for the consumers it is checked against.
 //
-// go 1.24: the tests loop with testing.B.Loop; the lowest consumer checked
-// (containerd 1.7 and 2.2) says go 1.25.0.
-go 1.24
+// go 1.25.0: package remedy writes through os.Root's Rename and Link (Go
+// 1.25); the lowest consumer checked (containerd 1.7 and 2.2) says go 1.25.0.
+go 1.25.0
 
 require (
 	github.com/BurntSushi/toml v1.6.0 // CRI-O's decoder, the version cri-o v1.36.3 builds with (its go.mod; pkg/config/config.go toml.Decode): TOML 1.1, which earlier versions' verdicts differ from; go 1.18, no requirements

@@ -124,6 +124,20 @@ func (n *nodeFlags) resolve(ctx context.Context, client *cri.Client) (*resolve.R
 			return nil, fmt.Errorf("--root %s is an empty directory: give the node's root file system (a mounted disk or an unpacked image)", n.root)
 		}
 	}
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	res, err := resolve.Resolve(ctx, n.options(client))
+	if errors.Is(err, resolve.ErrNoSandboxImage) && res != nil {
+		// The partial result: the commands print what was found and
+		// exit 3 with the flag that would tell (unknown).
+		return res, nil
+	}
+	return res, err
+}
+
+// options are the resolve.Options of the node the flags name, asking
+// client (when not nil) as the live runtime.
+func (n *nodeFlags) options(client *cri.Client) resolve.Options {
 	opts := resolve.Options{
 		Root:              n.rootFS(),
 		KubeadmVersion:    n.kubeadmVersion,
@@ -139,13 +153,5 @@ func (n *nodeFlags) resolve(ctx context.Context, client *cri.Client) (*resolve.R
 		// Never in a --root, which may be an image from anywhere.
 		opts.BinaryVersion = binaryVersion
 	}
-	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
-	defer cancel()
-	res, err := resolve.Resolve(ctx, opts)
-	if errors.Is(err, resolve.ErrNoSandboxImage) && res != nil {
-		// The partial result: the commands print what was found and
-		// exit 3 with the flag that would tell (unknown).
-		return res, nil
-	}
-	return res, err
+	return opts
 }

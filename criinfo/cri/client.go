@@ -30,6 +30,7 @@ const (
 	rpcStatus      = "RuntimeService/Status"
 	rpcListImages  = "ImageService/ListImages"
 	rpcImageStatus = "ImageService/ImageStatus"
+	rpcPullImage   = "ImageService/PullImage"
 )
 
 // DefaultEndpoints returns the usual CRI sockets, in the order kubeadm tries
@@ -169,9 +170,9 @@ func isTooLarge(err error) bool {
 	return st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "larger than max")
 }
 
-// runtimeName maps a VersionResponse.RuntimeName to an Info.Runtime, "" when
-// the name is not one we know.
-func runtimeName(name string) string {
+// runtimeName maps a VersionResponse.RuntimeName to an Info.Runtime,
+// criinfo.RuntimeUnknown when the name is not one we know.
+func runtimeName(name string) criinfo.Runtime {
 	switch strings.ToLower(name) {
 	case "containerd":
 		return criinfo.RuntimeContainerd
@@ -180,7 +181,7 @@ func runtimeName(name string) string {
 	case "docker", "cri-dockerd":
 		return criinfo.RuntimeCRIDockerd
 	}
-	return ""
+	return criinfo.RuntimeUnknown
 }
 
 // Info returns what the runtime reports: Version, then Status with Verbose
@@ -208,7 +209,7 @@ func (c *Client) Info(ctx context.Context) (criinfo.Info, error) {
 	if err != nil {
 		return criinfo.Info{}, &Error{Endpoint: c.endpoint, RPC: rpcStatus, Err: err}
 	}
-	if rt := runtimeName(v.GetRuntimeName()); rt != "" {
+	if rt := runtimeName(v.GetRuntimeName()); rt != criinfo.RuntimeUnknown {
 		info.Runtime = rt
 	}
 	if strings.EqualFold(v.GetRuntimeName(), "docker") {
@@ -243,6 +244,19 @@ func (c *Client) ImageStatus(ctx context.Context, ref string) (*runtimeapi.Image
 		return nil, c.fail(ctx, rpcImageStatus, err)
 	}
 	return resp.GetImage(), nil
+}
+
+// Pull has the runtime pull ref through CRI (PullImage with that exact
+// string and no credentials), which stores the image under that name and,
+// where the runtime pins its configured sandbox image, pins it; it returns
+// the image's ID. sandboxpin fix uses it to store the sandbox image under
+// a newly configured name before the runtime restarts.
+func (c *Client) Pull(ctx context.Context, ref string) (string, error) {
+	resp, err := c.images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
+	if err != nil {
+		return "", c.fail(ctx, rpcPullImage, err)
+	}
+	return resp.GetImageRef(), nil
 }
 
 // Query dials endpoint, returns its Info and closes the connection.

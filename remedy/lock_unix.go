@@ -1,0 +1,49 @@
+//go:build unix
+
+package remedy
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+)
+
+// lock takes an exclusive flock(2) on the root directory itself (no file
+// is made), waiting while another run holds it, until ctx ends.
+func lock(ctx context.Context, dir string) (func(), error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("remedy: root: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			_ = d.Close()
+			return nil, fmt.Errorf("remedy: waiting for another run's lock on %s: %w", dir, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		_ = d.Close()
+		return nil, &fs.PathError{Op: "lock", Path: dir, Err: err}
+	}
+	return func() { _ = d.Close() }, nil
+}
+
+// owner returns a file's owner and group.
+func owner(fi fs.FileInfo) (int, int) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), int(st.Gid)
+	}
+	return -1, -1
+}
+
+// oNonblock keeps an open of a FIFO that replaced a file from blocking.
+const oNonblock = syscall.O_NONBLOCK

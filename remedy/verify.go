@@ -1,0 +1,192 @@
+package remedy
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sandboxpin/sandboxpin/audit"
+	"github.com/sandboxpin/sandboxpin/resolve"
+)
+
+// Verify resolves the node of opts again, in memory, with the plan's edits
+// made (opts.Root overlaid with each Edit's After; nothing is written),
+// judges it with judge when the plan has a Verdict, and returns an error
+// wrapping [ErrUnverified] unless the edited node clears every finding an
+// edit answers (but those a step answers too) and has none the node had
+// not (but a verdict's findings about the stored image, when the plan
+// stores it under a new name). opts must be those p.Result was resolved
+// with. judge is typically
+//
+//	func(res *resolve.Result) (*audit.Verdict, error) { return audit.Judge(res, obs) }
+//
+// with the observation p.Verdict was judged from; nil without one.
+func Verify(ctx context.Context, p *Plan, opts resolve.Options, judge func(*resolve.Result) (*audit.Verdict, error)) error {
+	if p == nil || p.Result == nil || len(p.Edits) == 0 {
+		return nil
+	}
+	ov := &overlay{base: opts.Root, files: map[string][]byte{}}
+	for _, e := range p.Edits {
+		ov.files[strings.TrimPrefix(e.Path, "/")] = e.After
+	}
+	opts.Root = ov
+	res, err := resolve.Resolve(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("%w: the edited node does not resolve: %w", ErrUnverified, err)
+	}
+	var v *audit.Verdict
+	if judge != nil && p.Verdict != nil {
+		if v, err = judge(res); err != nil {
+			return fmt.Errorf("%w: the edited node cannot be judged: %w", ErrUnverified, err)
+		}
+	}
+	before, after := findings(p.Result, p.Verdict), findings(res, v)
+	answered, excused := map[resolve.Kind]bool{}, map[resolve.Kind]bool{}
+	pulls := false
+	for _, e := range p.Edits {
+		for _, c := range e.Changes {
+			for _, k := range c.Answers {
+				answered[k] = true
+			}
+		}
+	}
+	for _, s := range p.Steps {
+		excused[s.Answers] = true
+		pulls = pulls || s.Action == resolve.ActionPull
+	}
+	for _, k := range after {
+		switch {
+		case answered[k] && !excused[k]:
+			return fmt.Errorf("%w: %s remains after the edits", ErrUnverified, k)
+		case !slices.Contains(before, k) && !(pulls && isStoreKind(k)):
+			return fmt.Errorf("%w: the edits bring %s", ErrUnverified, k)
+		}
+	}
+	return nil
+}
+
+// findings are the kinds of a node's conflicts, of the findings its fixes
+// answer and of its verdict's findings.
+func findings(res *resolve.Result, v *audit.Verdict) []resolve.Kind {
+	var ks []resolve.Kind
+	add := func(k resolve.Kind) {
+		if !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	for _, c := range res.Conflicts {
+		add(c.Kind)
+	}
+	for _, f := range res.Fixes {
+		add(f.Answers)
+	}
+	if v != nil {
+		for _, n := range v.Findings {
+			add(n.Kind)
+		}
+		for _, f := range v.Fixes {
+			add(f.Answers)
+		}
+	}
+	return ks
+}
+
+// isStoreKind reports a verdict finding about how the sandbox image is
+// stored, which a pull under the new name answers.
+func isStoreKind(k resolve.Kind) bool {
+	return k == resolve.KindSandboxAbsent || k == resolve.KindSandboxNotStoredAsConfigured || k == resolve.KindSandboxUnpinned
+}
+
+// overlay is a file system with some files replaced or added: the node
+// as the plan would leave it.
+type overlay struct {
+	base  fs.FS
+	files map[string][]byte // by fs path
+}
+
+func (o *overlay) Open(name string) (fs.File, error) {
+	if b, ok := o.files[name]; ok {
+		return &memFile{info: memInfo{name: path.Base(name), size: int64(len(b))}, r: strings.NewReader(string(b))}, nil
+	}
+	if o.addsDir(name) {
+		if _, err := fs.Stat(o.base, name); err != nil {
+			return &memFile{info: memInfo{name: path.Base(name), dir: true}, r: strings.NewReader("")}, nil
+		}
+	}
+	return o.base.Open(name)
+}
+
+func (o *overlay) Stat(name string) (fs.FileInfo, error) {
+	if b, ok := o.files[name]; ok {
+		return memInfo{name: path.Base(name), size: int64(len(b))}, nil
+	}
+	fi, err := fs.Stat(o.base, name)
+	if err != nil && o.addsDir(name) {
+		return memInfo{name: path.Base(name), dir: true}, nil
+	}
+	return fi, err
+}
+
+func (o *overlay) ReadDir(name string) ([]fs.DirEntry, error) {
+	list, err := fs.ReadDir(o.base, name)
+	if err != nil && !o.addsDir(name) {
+		return nil, err
+	}
+	for p := range o.files {
+		if path.Dir(p) == name || name == "." && !strings.Contains(p, "/") {
+			if !slices.ContainsFunc(list, func(e fs.DirEntry) bool { return e.Name() == path.Base(p) }) {
+				list = append(list, fs.FileInfoToDirEntry(memInfo{name: path.Base(p)}))
+			}
+		}
+	}
+	for p := range o.files {
+		for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+			if path.Dir(d) == name && !slices.ContainsFunc(list, func(e fs.DirEntry) bool { return e.Name() == path.Base(d) }) {
+				list = append(list, fs.FileInfoToDirEntry(memInfo{name: path.Base(d), dir: true}))
+			}
+		}
+	}
+	slices.SortFunc(list, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return list, nil
+}
+
+// addsDir reports a directory that holds an added file.
+func (o *overlay) addsDir(name string) bool {
+	for p := range o.files {
+		if strings.HasPrefix(p, name+"/") || name == "." {
+			return true
+		}
+	}
+	return false
+}
+
+type memInfo struct {
+	name string
+	size int64
+	dir  bool
+}
+
+func (i memInfo) Name() string { return i.name }
+func (i memInfo) Size() int64  { return i.size }
+func (i memInfo) Mode() fs.FileMode {
+	if i.dir {
+		return fs.ModeDir | 0o755
+	}
+	return 0o644
+}
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return i.dir }
+func (i memInfo) Sys() any           { return nil }
+
+type memFile struct {
+	info memInfo
+	r    *strings.Reader
+}
+
+func (f *memFile) Stat() (fs.FileInfo, error) { return f.info, nil }
+func (f *memFile) Read(b []byte) (int, error) { return f.r.Read(b) }
+func (f *memFile) Close() error               { return nil }
