@@ -72,6 +72,7 @@ func Apply(ctx context.Context, p *Plan, dir string, o ApplyOptions) (err error)
 		return fmt.Errorf("remedy: root: %w", err)
 	}
 	defer root.Close()
+	sweep(root, dir, p)
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
@@ -182,6 +183,28 @@ func Apply(ctx context.Context, p *Plan, dir string, o ApplyOptions) (err error)
 		}
 	}
 	return nil
+}
+
+// sweep removes the temporary files a killed run left beside the files to
+// edit: CRI-O reads every file of crio.conf.d, a dot file included.
+func sweep(root *os.Root, dir string, p *Plan) {
+	for _, e := range p.Edits {
+		rel, err := confine(dir, e.Path)
+		if err != nil {
+			continue
+		}
+		d, err := root.Open(path.Dir(rel))
+		if err != nil {
+			continue
+		}
+		names, _ := d.Readdirnames(-1)
+		_ = d.Close()
+		for _, n := range names {
+			if strings.HasPrefix(n, "."+path.Base(rel)+".sandboxpin-") {
+				_ = root.Remove(path.Join(path.Dir(rel), n))
+			}
+		}
+	}
 }
 
 // restore puts back the files renamed already, after a failed rename.

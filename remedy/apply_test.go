@@ -171,9 +171,19 @@ func TestApplyKilled(t *testing.T) {
 					require.Equal(t, string(e.After), string(b), "%s is neither old nor new after a kill at step %d", e.Path, k)
 				}
 			}
-			// A new run plans what is left and finishes.
+			// A new run plans what is left, finishes, and sweeps the
+			// temporary files the killed one left.
 			p := planOf2(t, dir)
 			require.NoError(t, Apply(context.Background(), p, dir, ApplyOptions{}))
+			if len(p.Edits) > 0 {
+				for _, e := range ref.Edits {
+					entries, err := os.ReadDir(filepath.Dir(filepath.Join(dir, e.Path)))
+					require.NoError(t, err)
+					for _, d := range entries {
+						require.NotContains(t, d.Name(), ".sandboxpin-", "a temporary file is left after a kill at step %d", k)
+					}
+				}
+			}
 			for _, e := range ref.Edits {
 				b, err := os.ReadFile(filepath.Join(dir, e.Path))
 				require.NoError(t, err)

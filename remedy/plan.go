@@ -326,9 +326,8 @@ func (p *planner) editValue(f resolve.Fix) error {
 			return strings.Join(h.repl, ""), true
 		})
 	}
-	if generated(f.Path) {
-		p.manual(f)
-		return nil
+	if generated(f.Path) != "" {
+		return p.editGenerated(f)
 	}
 	fl, err := p.open(f.Path, comp)
 	if err != nil {
@@ -488,7 +487,7 @@ func (p *planner) lastDropIn(dir, name string) (string, error) {
 // kubeletExtraArgs, or a key's line.
 func (p *planner) remove(f resolve.Fix) error {
 	comp := p.component(f.Path)
-	if f.Path == "" || generated(f.Path) {
+	if f.Path == "" || generated(f.Path) != "" {
 		p.manual(f)
 		return nil
 	}
@@ -620,6 +619,15 @@ func (p *planner) finish() (*Plan, error) {
 		if slices.Contains(reload, comp) {
 			cmds = []string{"systemctl daemon-reload && systemctl restart " + unit}
 		}
+		if prog, ok := strings.CutSuffix(unit, ".service"); ok && (prog == "k3s" || prog == "rke2") {
+			// k3s and RKE2 run containerd: a server's unit, or an agent's.
+			agent := map[string]string{"k3s": "k3s-agent.service", "rke2": "rke2-agent.service"}[prog]
+			if prog == "rke2" {
+				unit = "rke2-server.service"
+				cmds = []string{"systemctl restart " + unit}
+			}
+			cmds = append(cmds, "systemctl restart "+agent)
+		}
 		steps = append(steps, Step{Action: resolve.ActionRestart, Component: comp, Unit: unit, Commands: cmds,
 			Message: fmt.Sprintf("restart %s so that it reads the edited files (%s)", unit, restartKeeps[comp])})
 	}
@@ -655,11 +663,8 @@ func unitOf(comp string, res *resolve.Result) string {
 		return "kubelet.service"
 	case "containerd":
 		for _, c := range res.Candidates {
-			if strings.HasPrefix(c.Path, "/var/lib/rancher/rke2/") {
-				return "rke2-agent.service (or rke2-server.service)"
-			}
-			if strings.HasPrefix(c.Path, "/var/lib/rancher/k3s/") {
-				return "k3s.service (or k3s-agent.service)"
+			if prog := generated(c.Path); prog != "" {
+				return prog + ".service"
 			}
 		}
 		return "containerd.service"
@@ -678,10 +683,78 @@ func isPackageUnit(np string) bool {
 	return strings.HasPrefix(np, "/lib/systemd/system/") || strings.HasPrefix(np, "/usr/lib/systemd/system/")
 }
 
-// generated reports a containerd config that k3s or RKE2 write anew at
-// every start from their template and flags.
-func generated(np string) bool {
-	return strings.HasPrefix(np, "/var/lib/rancher/k3s/agent/etc/containerd/") || strings.HasPrefix(np, "/var/lib/rancher/rke2/agent/etc/containerd/")
+// generated returns "k3s" or "rke2" for the containerd config that k3s or
+// RKE2 write anew at every start from a template and their pause-image
+// setting, "" for any other file.
+func generated(np string) string {
+	for _, prog := range []string{"k3s", "rke2"} {
+		if strings.HasPrefix(np, "/var/lib/rancher/"+prog+"/agent/etc/containerd/") {
+			return prog
+		}
+	}
+	return ""
+}
+
+// editGenerated changes the sandbox image of k3s's or RKE2's containerd
+// config at what they write it from, and in the written file (so that the
+// node is right until the next start, and is checked as it will be):
+//   - a user template beside it (config-v3.toml.tmpl, else
+//     config.toml.tmpl: the first found replaces the built-in template
+//     whole) that states the value: in place there;
+//   - else the pause-image setting, in a config.yaml.d drop-in that sorts
+//     after the others (later files win, key by key).
+//
+// k3s: pkg/agent/containerd/config.go (the templates, in that order),
+// pkg/cli/cmds/agent.go ("pause-image", which the built-in template writes
+// as pinned_images.sandbox or sandbox_image) and pkg/configfilearg (config.yaml
+// then config.yaml.d/*.yaml in name order) at main 469d009fb2b4; RKE2:
+// pkg/cli/cmds/root.go ("pause-image", k3s's dropped) at v1.36.3+rke2r1,
+// with k3s's template and config files under its own name.
+func (p *planner) editGenerated(f resolve.Fix) error {
+	prog := generated(f.Path)
+	dir := path.Dir(f.Path)
+	fl, err := p.open(f.Path, "containerd")
+	if err != nil {
+		return err
+	}
+	h, err := fl.t.replaceValue(f.Line, f.Flag, f.From, f.To)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Where(), err)
+	}
+	fl.change(f.Answers, f.Location, h, f.Message+" (until "+prog+" writes the file again at its next start)")
+	p.sandboxChange(f, "containerd")
+	for _, name := range []string{"config-v3.toml.tmpl", "config.toml.tmpl"} {
+		tp := dir + "/" + name
+		tf, err := p.open(tp, "containerd")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for i := range tf.t.lines {
+			if h, err := tf.t.replaceValue(i+1, "", f.From, f.To); err == nil {
+				tf.change(f.Answers, resolve.Location{Line: i + 1}, h, fmt.Sprintf("%s writes %s from its template %s: set the sandbox image there too", prog, f.Path, tp))
+				return nil
+			}
+		}
+		p.manual(resolve.Fix{Answers: f.Answers, Location: resolve.Location{Path: tp}, Message: fmt.Sprintf(
+			"%s writes %s from its template %s, which does not state %s: make it write %s (its .NodeConfig.AgentConfig.PauseImage is %s's pause-image)", prog, f.Path, tp, f.From, f.To, prog)})
+		return nil
+	}
+	np, err := p.lastDropIn("/etc/rancher/"+prog+"/config.yaml.d", "90-sandboxpin.yaml")
+	if err != nil {
+		return err
+	}
+	df, err := p.create(np, "containerd")
+	if err != nil {
+		return err
+	}
+	df.change(f.Answers, resolve.Location{Key: "pause-image"}, hunk{repl: []string{
+		"# Written by sandboxpin fix: " + prog + " writes " + f.Path + "'s sandbox image from pause-image\n",
+		"# (a --pause-image on " + prog + "'s command line wins over this file).\n",
+		"pause-image: \"" + f.To + "\"\n"}}, fmt.Sprintf("%s writes %s anew at every start: set its pause-image to %s", prog, f.Path, f.To))
+	return nil
 }
 
 // unitFile is a unit found on the node.

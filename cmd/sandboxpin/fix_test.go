@@ -1,0 +1,203 @@
+package main
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/remedy"
+	"github.com/sandboxpin/sandboxpin/resolve"
+)
+
+// exampleNodes are the examples' node trees, planned with no versions.
+const exampleNodes = "../../examples/testdata"
+
+// copyNode copies the node tree src to a new temporary directory.
+func copyNode(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(out, 0o755)
+		case d.Type()&fs.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(l, out)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, 0o644)
+	}))
+	return dst
+}
+
+// nodeFiles returns every regular file under dir by its node path.
+func nodeFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files["/"+filepath.ToSlash(rel)] = string(b)
+		return err
+	}))
+	return files
+}
+
+// TestFixSampleNodes runs fix on a copy of every sample node, with the
+// versions of its rows: without --write it exits 0 or 1 and changes no
+// byte; --write leaves a node whose resolve shows none of the findings the
+// edits answered and that differs from the original only in the edited
+// files, the drop-ins the plan added and the backups; a second fix then
+// has no edit, and exits 0 unless a step no edit answers remains.
+func TestFixSampleNodes(t *testing.T) {
+	t.Parallel()
+	type node struct {
+		dir  string
+		opts []resolve.Options
+	}
+	var nodes []node
+	for _, parent := range []string{sampleNodes, exampleNodes} {
+		entries, err := os.ReadDir(parent)
+		require.NoError(t, err)
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			opts, ok := sampleNodeOptions[e.Name()]
+			if parent == exampleNodes {
+				opts, ok = []resolve.Options{{}}, true
+			}
+			require.True(t, ok, "sample node %s has no row in sampleNodeOptions", e.Name())
+			nodes = append(nodes, node{filepath.Join(parent, e.Name()), opts})
+		}
+	}
+	for _, n := range nodes {
+		for _, opts := range n.opts {
+			args := versionArgs(opts)
+			t.Run(filepath.Base(n.dir)+"/"+strings.Join(args, " "), func(t *testing.T) {
+				t.Parallel()
+				root := copyNode(t, n.dir)
+				orig := nodeFiles(t, root)
+				fix := append([]string{"fix", "--root", root, "-o", "json"}, args...)
+
+				code, out, errOut := runCmd(t, fix...)
+				if code == exitUnknown {
+					assert.Contains(t, errOut, "cannot tell")
+					assert.Equal(t, orig, nodeFiles(t, root))
+					return
+				}
+				require.Contains(t, []int{exitOK, exitCheck}, code, "%s%s", out, errOut)
+				require.Equal(t, orig, nodeFiles(t, root), "fix without --write wrote")
+				var plan remedy.Plan
+				require.NoError(t, json.Unmarshal([]byte(out), &plan))
+				assert.Equal(t, code == exitOK, len(plan.Edits) == 0 && len(plan.Steps) == 0)
+
+				code, out, errOut = runCmd(t, append(fix, "--write")...)
+				require.Contains(t, []int{exitOK, exitCheck}, code, "%s%s", out, errOut)
+				var written remedy.Plan
+				require.NoError(t, json.Unmarshal([]byte(out), &written))
+				assert.Equal(t, len(plan.Edits), len(written.Edits))
+				remains := false
+				excused := map[resolve.Kind]bool{}
+				for _, s := range written.Steps {
+					excused[s.Answers] = true
+					remains = remains || s.Action != resolve.ActionRestart
+				}
+				assert.Equal(t, remains, code == exitCheck, "--write exits 1 exactly when a step no edit answers remains")
+
+				after := nodeFiles(t, root)
+				for p, content := range after {
+					if strings.HasPrefix(p, remedy.DefaultBackupDir+"/") {
+						continue
+					}
+					i := slices.IndexFunc(written.Edits, func(e remedy.Edit) bool { return e.Path == p })
+					if i < 0 {
+						assert.Equal(t, orig[p], content, "%s changed but the plan does not edit it", p)
+						continue
+					}
+					assert.True(t, written.Edits[i].Changed, p)
+					_, existed := orig[p]
+					assert.Equal(t, !written.Edits[i].Create, existed, p)
+				}
+
+				code, out, errOut = runCmd(t, append([]string{"resolve", "--root", root, "-o", "json"}, args...)...)
+				require.Equal(t, exitOK, code, "%s%s", out, errOut)
+				var res resolve.Result
+				require.NoError(t, json.Unmarshal([]byte(out), &res))
+				for _, e := range written.Edits {
+					for _, c := range e.Changes {
+						for _, k := range c.Answers {
+							if excused[k] {
+								continue
+							}
+							for _, f := range res.Fixes {
+								assert.NotEqual(t, k, f.Answers, "%s remains after fix --write: %s", k, f.Message)
+							}
+						}
+					}
+				}
+
+				code, out, errOut = runCmd(t, fix...)
+				var again remedy.Plan
+				require.NoError(t, json.Unmarshal([]byte(out), &again), "%s", errOut)
+				assert.Empty(t, again.Edits, "a second fix edits")
+				if !remains {
+					assert.Equal(t, exitOK, code, "%s%s", out, errOut)
+				}
+			})
+		}
+	}
+}
+
+func TestFixText(t *testing.T) {
+	t.Parallel()
+	root := copyNode(t, filepath.Join(sampleNodes, "kubelet-flag-dropin"))
+	args := []string{"fix", "--root", root, "--runtime-version", "2.4.2", "--kubelet-version", "1.35.0", "--kubeadm-config", "/etc/kubernetes/kubeadm.yaml"}
+	code, out, errOut := runCmd(t, args...)
+	require.Equal(t, exitCheck, code, errOut)
+	for _, want := range []string{
+		"--- a/etc/systemd/system/kubelet.service.d/20-sandbox.conf\n+++ b/etc/systemd/system/kubelet.service.d/20-sandbox.conf\n",
+		"-Environment=\"KUBELET_EXTRA_ARGS=--node-ip=10.0.0.7 --pod-infra-container-image=registry.k8s.io/pause:3.10.2\"\n+Environment=\"KUBELET_EXTRA_ARGS=--node-ip=10.0.0.7\"\n",
+		"-  - name: pod-infra-container-image\n-    value: registry.k8s.io/pause:3.10.2\n",
+		"Then:\n1. restart: restart kubelet.service",
+		"systemctl daemon-reload && systemctl restart kubelet.service",
+		"Nothing was written: run again with --write",
+	} {
+		assert.Contains(t, out, want)
+	}
+	code, out, errOut = runCmd(t, append(args, "--write")...)
+	require.Equal(t, exitOK, code, "%s%s", out, errOut)
+	assert.Contains(t, out, "# written: /etc/systemd/system/kubelet.service.d/20-sandbox.conf (the original under /var/backups/sandboxpin)")
+	code, out, _ = runCmd(t, args...)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "Nothing to change: the node needs no edit and no step.\n", out)
+
+	// Usage and errors.
+	code, _, errOut = runCmd(t, "fix", "--images", "x.json", "--runtime-endpoint", "unix:///x.sock")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "give one")
+	code, _, errOut = runCmd(t, "fix", "--root", t.TempDir())
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "empty directory")
+}

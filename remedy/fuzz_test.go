@@ -1,0 +1,175 @@
+package remedy
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	toml "github.com/pelletier/go-toml/v2"
+	"go.yaml.in/yaml/v3"
+)
+
+// FuzzSetTOML: for any file containerd's decoder (go-toml/v2) reads, an
+// edit that setTOML makes yields a file the decoder reads with the new
+// value at the key and every other key unchanged.
+func FuzzSetTOML(f *testing.F) {
+	for _, p := range []string{
+		"../resolve/testdata/nodes/containerd-2.3-v3-migrated/etc/containerd/config.toml",
+		"../resolve/testdata/nodes/containerd-2.2-v3-ignored-v2-key/etc/containerd/config.toml",
+		"../resolve/testdata/nodes/containerd-1.7-alias/etc/containerd/config.toml",
+		"../resolve/testdata/nodes/containerd-2.3-v4-default/etc/containerd/config.toml",
+	} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, true)
+		f.Add(b, false)
+	}
+	f.Add([]byte("[plugins.'io.containerd.cri.v1.images'.pinned_images]\r\n  sandbox = 'x' # c\r\n"), true)
+	f.Fuzz(func(t *testing.T, b []byte, v3 bool) {
+		var before map[string]any
+		if toml.Unmarshal(b, &before) != nil {
+			return
+		}
+		table, key := v2Table, "sandbox_image"
+		if v3 {
+			table, key = v3Table, "sandbox"
+		}
+		const value = "registry.k8s.io/pause:3.10"
+		tx := splitText(b)
+		h, err := tx.setTOML(table, key, value)
+		if err != nil {
+			return
+		}
+		out, err := tx.apply([]hunk{h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var after map[string]any
+		if err := toml.Unmarshal(out, &after); err != nil {
+			t.Fatalf("the edited file does not decode: %v\n%s", err, out)
+		}
+		m := after
+		for _, k := range table {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				t.Fatalf("no table %s after the edit:\n%s", k, out)
+			}
+			m = next
+		}
+		if m[key] != value {
+			t.Fatalf("%s = %v, want %q:\n%s", key, m[key], value, out)
+		}
+		delete(m, key)
+		prune(after)
+		prune(before)
+		deleteKey(before, table, key)
+		prune(before)
+		if (len(before) > 0 || len(after) > 0) && !reflect.DeepEqual(before, after) {
+			t.Fatalf("other keys changed:\nbefore %v\nafter  %v\n%s", before, after, out)
+		}
+	})
+}
+
+// deleteKey removes table.key from m.
+func deleteKey(m map[string]any, table []string, key string) {
+	for _, k := range table {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return
+		}
+		m = next
+	}
+	delete(m, key)
+}
+
+// prune removes empty tables, which an added table header may leave or
+// make.
+func prune(m map[string]any) {
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			prune(sub)
+			if len(sub) == 0 {
+				delete(m, k)
+			}
+		}
+	}
+}
+
+// FuzzRemoveYAMLArg: for any kubeadm config that decodes, a removal of the
+// kubelet argument leaves a file that decodes to the same document
+// without that argument.
+func FuzzRemoveYAMLArg(f *testing.F) {
+	b, err := os.ReadFile("../resolve/testdata/nodes/kubelet-flag-dropin/etc/kubernetes/kubeadm.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b, 13)
+	f.Add([]byte("nodeRegistration:\n  kubeletExtraArgs:\n    pod-infra-container-image: \"p:1\" # x\n    a: b\n"), 3)
+	f.Fuzz(func(t *testing.T, b []byte, line int) {
+		var before any
+		if yaml.Unmarshal(b, &before) != nil {
+			return
+		}
+		tx := splitText(b)
+		h, err := tx.removeYAMLArg(line, "pod-infra-container-image", "registry.k8s.io/pause:3.10.2")
+		if err != nil {
+			h, err = tx.removeYAMLArg(line, "pod-infra-container-image", "p:1")
+		}
+		if err != nil {
+			return
+		}
+		out, err := tx.apply([]hunk{h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var after any
+		if err := yaml.Unmarshal(out, &after); err != nil {
+			t.Fatalf("the edited file does not decode: %v\n%s", err, out)
+		}
+		if strings.Count(string(out), "pod-infra-container-image") != strings.Count(string(b), "pod-infra-container-image")-1 {
+			t.Fatalf("not one argument removed:\n%s", out)
+		}
+		if len(out) >= len(b) {
+			t.Fatalf("nothing removed:\n%s", out)
+		}
+	})
+}
+
+// FuzzRemoveFlag: a removal keeps every other word of the line.
+func FuzzRemoveFlag(f *testing.F) {
+	f.Add(`KUBELET_KUBEADM_ARGS="--a=b --pod-infra-container-image=p:1 --c"`, "p:1")
+	f.Add(`Environment="KUBELET_EXTRA_ARGS=--pod-infra-container-image p:1"`, "p:1")
+	f.Add("  --pod-infra-container-image=p:1 \\", "p:1")
+	f.Fuzz(func(t *testing.T, line, value string) {
+		if strings.ContainsAny(line, "\r\n") || value == "" {
+			return
+		}
+		tx := splitText([]byte("X=1 \\\n" + line + "\nY=2\n"))
+		h, err := tx.removeFlag(2, "--pod-infra-container-image", value)
+		if err != nil {
+			return
+		}
+		out, err := tx.apply([]hunk{h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		words := func(s string) []string {
+			var w []string
+			for _, f := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(" \t\n\"'\\=", r) }) {
+				if f != "--pod-infra-container-image" && f != value {
+					w = append(w, f)
+				}
+			}
+			return w
+		}
+		if got, want := words(string(out)), words(string(tx.lines[0])+line+"\nY=2\n"); !reflect.DeepEqual(got, want) {
+			t.Fatalf("words changed: %q, want %q (%q)", got, want, out)
+		}
+		if !strings.HasSuffix(string(out), "Y=2\n") {
+			t.Fatalf("the next line changed: %q", out)
+		}
+	})
+}
