@@ -48,7 +48,7 @@
 // internal/kubelettest). Any other image that the result's
 // [resolve.Result.Matcher] pins must be pinned by the runtime too; one that
 // is not is a finding, not a status: the status speaks of the sandbox image,
-// or of the node as a whole when it runs no pods at all ([WillNotStart]:
+// or of the node as a whole when it runs no pods at all ([StatusWillNotStart]:
 // a fix of the result with [resolve.UrgencyStops], such as kubelet 1.35 or
 // later with --pod-infra-container-image still set; give resolve the
 // kubelet's version to know it).

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sandboxpin/sandboxpin/audit"
+	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
@@ -69,7 +70,7 @@ func ExampleJudge_willNotStart() {
 // of a Docker Hub short name finds the image stored under its full name.
 func ExamplePredictLookup() {
 	images := []*audit.ListedImage{{ID: "sha256:1", RepoTags: []string{"docker.io/library/pause:3.10.1"}}}
-	for _, runtime := range []string{"containerd", "cri-dockerd", "cri-o"} {
+	for _, runtime := range []criinfo.Runtime{criinfo.RuntimeContainerd, criinfo.RuntimeCRIDockerd, criinfo.RuntimeCRIO} {
 		fmt.Println(runtime, audit.PredictLookup(runtime, "pause:3.10.1", images))
 	}
 	// Output:

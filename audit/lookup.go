@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 
+	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/reference"
 )
 
@@ -49,12 +50,12 @@ var _ encoding.TextUnmarshaler = (*Lookup)(nil)
 // name's, since Docker lists Docker Hub images by their short names.
 // CRI-O looks the configured string up as written (TestCRIOLive in cmd).
 // runtime is [resolve.Result.Runtime]; nil images find nothing.
-func PredictLookup[I Image](runtime, name string, images []I) bool {
+func PredictLookup[I Image](runtime criinfo.Runtime, name string, images []I) bool {
 	if name == "" {
 		return false
 	}
 	full := name
-	if r, err := reference.Parse(name); err == nil && runtime != "cri-o" {
+	if r, err := reference.Parse(name); err == nil && runtime != criinfo.RuntimeCRIO {
 		full = r.String()
 	}
 	for _, img := range images {
@@ -68,7 +69,7 @@ func PredictLookup[I Image](runtime, name string, images []I) bool {
 			if t == name || t == full {
 				return true
 			}
-			if runtime == "cri-dockerd" {
+			if runtime == criinfo.RuntimeCRIDockerd {
 				if r, err := reference.Parse(t); err == nil && r.String() == full {
 					return true
 				}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
 )
 
 // TestPredictLookup checks the offline prediction of the runtime's own
@@ -14,10 +16,10 @@ func TestPredictLookup(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		runtime string   // resolve.Result.Runtime
-		config  string   // the configured sandbox image
-		id      string   // the stored image's ID, "sha256:1" if ""
-		tags    []string // the stored image's tags
+		runtime criinfo.Runtime // resolve.Result.Runtime
+		config  string          // the configured sandbox image
+		id      string          // the stored image's ID, "sha256:1" if ""
+		tags    []string        // the stored image's tags
 		want    bool
 	}{
 		{name: "exact", runtime: "containerd", config: stored, tags: []string{stored}, want: true},

@@ -47,8 +47,9 @@ func ExampleParseJSON() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(info.Runtime, info.SandboxImage)
-	// Output: unknown registry.k8s.io/pause:3.10
+	// The Info map alone does not tell CRI-O from cri-dockerd.
+	fmt.Println(info.Runtime == criinfo.RuntimeUnknown, info.SandboxImage)
+	// Output: true registry.k8s.io/pause:3.10
 }
 
 func ExampleParseError() {

@@ -5,14 +5,6 @@ import (
 	"sort"
 )
 
-// Runtime names reported in [Info.Runtime].
-const (
-	RuntimeContainerd = "containerd"
-	RuntimeCRIO       = "cri-o"
-	RuntimeCRIDockerd = "cri-dockerd"
-	RuntimeUnknown    = "unknown"
-)
-
 // Limits on the input. They are far above what any runtime reports (containerd
 // 1.6 sends about 4 KiB) and low enough that a hostile peer cannot make a
 // caller allocate without bound.
@@ -36,11 +28,11 @@ const (
 )
 
 // Info is what a runtime says about itself. The zero value means nothing is
-// known; Parse never returns it (Runtime is at least RuntimeUnknown).
+// known.
 type Info struct {
 	// Runtime is RuntimeContainerd, RuntimeCRIO, RuntimeCRIDockerd or
-	// RuntimeUnknown.
-	Runtime string
+	// RuntimeUnknown (""), when the Info map alone does not tell.
+	Runtime Runtime
 	// RuntimeVersion is the runtime's version, "" when unknown. The Info map
 	// does not carry it; the live client takes it from the Version RPC,
 	// except for cri-dockerd, whose Version RPC states no version of its

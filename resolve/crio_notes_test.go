@@ -50,7 +50,7 @@ func TestCRIOPinNotes(t *testing.T) {
 				RuntimeVersion: tt.version,
 			})
 			require.NoError(t, err)
-			assert.Equal(t, runtimeCRIO, res.Runtime)
+			assert.Equal(t, criinfo.RuntimeCRIO, res.Runtime)
 			assert.Equal(t, pin.CRIOCompat, res.PinMode)
 			assert.Equal(t, []string{tt.img}, res.Pins, "CRI-O pins pause_image as written")
 			for _, want := range tt.wantNotes {

@@ -38,8 +38,29 @@ var (
 // what is missing (kinds [KindNoRuntime], [KindSandboxImageUnknown]), and
 // its SandboxImage is "" and its Pins hold no sandbox image, so a caller
 // that compiled them anyway would pin nothing: check the error.
-// [audit.Judge] returns it too for such a result.
+// [Result.Err] returns the same error from such a result (one read back
+// from JSON included), and [audit.Judge] returns it.
 var ErrNoSandboxImage = errors.New("the sandbox image cannot be told")
+
+// Err returns nil when r names the sandbox image, and otherwise the error
+// [Resolve] returned beside r: it wraps [ErrNoSandboxImage] and says why
+// with the message of r's note of kind [KindNoRuntime] or
+// [KindSandboxImageUnknown]. A nil r names none either.
+func (r *Result) Err() error {
+	if r == nil {
+		return fmt.Errorf("resolve: %w: no result", ErrNoSandboxImage)
+	}
+	if r.SandboxImage != "" {
+		return nil
+	}
+	why := "no source names it"
+	for _, n := range r.Notes {
+		if n.Kind == KindSandboxImageUnknown || n.Kind == KindNoRuntime {
+			why = n.Message
+		}
+	}
+	return fmt.Errorf("resolve: %w: %s", ErrNoSandboxImage, why)
+}
 
 // ErrNoRoot is wrapped by the error of [Resolve], [ContainerdEndpoint] and
 // [KubeletEndpoint] for a node root that is not there: a nil file system

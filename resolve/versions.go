@@ -15,35 +15,37 @@ type version = releases.Version
 // "1.6.20~ds1". Every error wraps ErrUnknownVersion.
 func parseVersion(s string) (version, error) { return releases.ParseVersion(s) }
 
-// Runtime names, those of criinfo.Info.Runtime.
+// Runtime names as component names (Note.Component, the resolver's
+// runtime): the strings of criinfo's Runtime constants.
 const (
-	runtimeContainerd = criinfo.RuntimeContainerd
-	runtimeCRIO       = criinfo.RuntimeCRIO
-	runtimeCRIDockerd = criinfo.RuntimeCRIDockerd
-	runtimeUnknown    = criinfo.RuntimeUnknown
+	runtimeContainerd = releases.Containerd
+	runtimeCRIO       = releases.CRIO
+	runtimeCRIDockerd = releases.CRIDockerd
 )
 
 // RuntimeDefaultImage returns the sandbox image a runtime uses when its
-// configuration does not name one. runtime is "containerd", "cri-o" or
-// "cri-dockerd"; version is the runtime's version as it reports it
-// ("v1.7.20", "1.6.20~ds1", "2.2.0-rc.1"). A version outside the tables,
-// or a malformed one, returns an error wrapping [ErrUnknownVersion].
+// configuration does not name one. runtime is [criinfo.RuntimeContainerd],
+// [criinfo.RuntimeCRIO] or [criinfo.RuntimeCRIDockerd]; any other (the
+// unknown runtime "" included) returns an error wrapping
+// [criinfo.ErrUnknownRuntime]. version is the runtime's version as it
+// reports it ("v1.7.20", "1.6.20~ds1", "2.2.0-rc.1"). A version outside the
+// tables, or a malformed one, returns an error wrapping [ErrUnknownVersion].
 //
 // The tables, each row with the upstream file and tag it was read from,
 // are rows of resolve/internal/releases, listed in docs/release-facts.md.
 // cri-dockerd's version is its own (`cri-dockerd --version`), never the
 // RuntimeVersion of its CRI Version RPC, which is the Docker Engine's.
-func RuntimeDefaultImage(runtime, version string) (string, error) {
+func RuntimeDefaultImage(runtime criinfo.Runtime, version string) (string, error) {
+	switch runtime {
+	case criinfo.RuntimeContainerd, criinfo.RuntimeCRIO, criinfo.RuntimeCRIDockerd:
+	default:
+		return "", fmt.Errorf("resolve: runtime %q: %w: no defaults known", runtime, criinfo.ErrUnknownRuntime)
+	}
 	v, err := parseVersion(version)
 	if err != nil {
 		return "", fmt.Errorf("resolve: %s version: %w", runtime, err)
 	}
-	switch runtime {
-	case runtimeContainerd, runtimeCRIO, runtimeCRIDockerd:
-	default:
-		return "", fmt.Errorf("resolve: runtime %q: %w: no defaults known", runtime, ErrUnknownVersion)
-	}
-	row, err := releases.DefaultImage(runtime, v)
+	row, err := releases.DefaultImage(string(runtime), v)
 	if err != nil {
 		return "", fmt.Errorf("resolve: %s %q: %w: no default sandbox image known for it", runtime, version, ErrUnknownVersion)
 	}

@@ -1,19 +1,23 @@
 package resolve
 
 import (
+	"context"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/criinfo"
 )
 
 func TestRuntimeDefaultImage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		runtime string // runtime name
-		version string // its version
-		want    string // default sandbox image
-		wantErr error  // sentinel, or nil
+		runtime criinfo.Runtime // runtime name
+		version string          // its version
+		want    string          // default sandbox image
+		wantErr error           // sentinel, or nil
 	}{
 		{"containerd", "v1.6.0", "k8s.gcr.io/pause:3.6", nil},
 		{"containerd", "1.6.8", "k8s.gcr.io/pause:3.6", nil},
@@ -69,11 +73,14 @@ func TestRuntimeDefaultImage(t *testing.T) {
 		{"cri-dockerd", "0.4.0", "registry.k8s.io/pause:3.10", nil},
 		{"cri-dockerd", "0.1.0", "", ErrUnknownVersion},
 		{"cri-dockerd", "1.0.0", "", ErrUnknownVersion},
-		{"docker", "1.0.0", "", ErrUnknownVersion},
+		{"docker", "1.0.0", "", criinfo.ErrUnknownRuntime},
+		{"crio", "1.31.0", "", criinfo.ErrUnknownRuntime},
+		{criinfo.RuntimeUnknown, "1.31.0", "", criinfo.ErrUnknownRuntime},
+		{"unknown", "", "", criinfo.ErrUnknownRuntime},
 		{"containerd", "", "", ErrUnknownVersion},
 	}
 	for _, tt := range tests {
-		t.Run(tt.runtime+"@"+tt.version, func(t *testing.T) {
+		t.Run(string(tt.runtime)+"@"+tt.version, func(t *testing.T) {
 			t.Parallel()
 			got, err := RuntimeDefaultImage(tt.runtime, tt.version)
 			assert.ErrorIs(t, err, tt.wantErr, "RuntimeDefaultImage(%q, %q)", tt.runtime, tt.version)
@@ -119,5 +126,16 @@ func TestContainerdConfig4(t *testing.T) {
 		pv, err := parseVersion(v)
 		require.NoError(t, err)
 		assert.Equal(t, want, containerdConfig4(pv), v)
+	}
+}
+
+// TestResolveUnknownRuntime checks that Resolve refuses a runtime outside
+// criinfo's closed set ("crio" is CRI-O's binary, not its name).
+func TestResolveUnknownRuntime(t *testing.T) {
+	t.Parallel()
+	for _, rt := range []criinfo.Runtime{"crio", "unknown", "docker"} {
+		res, err := Resolve(context.Background(), Options{Root: fstest.MapFS{}, Runtime: rt})
+		assert.ErrorIs(t, err, criinfo.ErrUnknownRuntime, "Resolve(Runtime: %q)", rt)
+		assert.Nil(t, res, "Resolve(Runtime: %q)", rt)
 	}
 }

@@ -94,7 +94,7 @@ func newCheckCmd(ctx context.Context) *cobra.Command {
 		}
 		report := checkReport{Images: make([]checkedImage, len(images))}
 		if res != nil {
-			report.Node = &checkNode{Runtime: res.Runtime, SandboxImage: res.SandboxImage, Pins: res.Pins, PinMode: res.PinMode.String()}
+			report.Node = &checkNode{Runtime: string(res.Runtime), SandboxImage: res.SandboxImage, Pins: res.Pins, PinMode: res.PinMode.String()}
 		}
 		report.Pins = append([]string{}, pins...)
 		code := exitOK

@@ -99,7 +99,7 @@ func TestLiveCRIDockerdMatrix(t *testing.T) {
 
 				res := resolveCRIDockerd(ctx, t, d, c)
 				assert.Equal(t, configured, res.SandboxImage, "resolved image")
-				assert.Equal(t, "cri-dockerd", res.Runtime)
+				assert.Equal(t, "cri-dockerd", string(res.Runtime))
 				assert.Empty(t, res.Conflicts, "conflicts")
 				predicted := false
 				for _, n := range res.Notes {

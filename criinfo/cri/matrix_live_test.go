@@ -126,7 +126,7 @@ func TestLiveMatrix(t *testing.T) {
 				res, err := resolve.Resolve(ctx, resolve.Options{Root: os.DirFS(root), Live: c})
 				require.NoError(t, err)
 				assert.Equal(t, configured, res.SandboxImage, "resolved image")
-				assert.Equal(t, "containerd", res.Runtime)
+				assert.Equal(t, "containerd", string(res.Runtime))
 				assert.Empty(t, res.Conflicts, "conflicts")
 				// Candidates: the config file's line, the live report (1.x
 				// only) and the build's default.

@@ -163,7 +163,7 @@ func writeJSON(w io.Writer, res *resolve.Result) error {
 	r := report{
 		OK:           len(res.Conflicts) == 0,
 		SandboxImage: res.SandboxImage,
-		Runtime:      res.Runtime,
+		Runtime:      string(res.Runtime),
 		Prepull:      nonNil(res.Prepull),
 		Conflicts:    nonNil(res.Conflicts),
 		Notes:        nonNil(res.Notes),
@@ -207,7 +207,7 @@ func writeText(w io.Writer, res *resolve.Result) error {
 		}
 		from = fmt.Sprintf(" (%s, %s)", at.Source, at.Origin)
 	}
-	runtime := res.Runtime
+	runtime := string(res.Runtime)
 	if runtime == "" {
 		runtime = "(none found)"
 	}

@@ -76,7 +76,7 @@ func (l criLive) Info(ctx context.Context) (criinfo.Info, error) {
 	if err != nil {
 		return criinfo.Info{}, err
 	}
-	info.Runtime = v.GetRuntimeName()
+	info.Runtime = criinfo.Runtime(v.GetRuntimeName())
 	info.RuntimeVersion = v.GetRuntimeVersion()
 	return info, nil
 }
@@ -163,7 +163,7 @@ func TestLiveStatusSandboxImage(t *testing.T) { //nolint:tparallel // the runs a
 					if b.reported {
 						wantImage, wantSource = sc.configured, resolve.SourceRuntimeInfo
 					}
-					assert.Equal(t, "containerd", res.Runtime)
+					assert.Equal(t, "containerd", string(res.Runtime))
 					assert.Equal(t, wantImage, res.SandboxImage, "resolve's sandbox image; winner %+v", res.Winner)
 					assert.Equal(t, wantSource, res.Winner.Source, "resolve's source; winner %+v", res.Winner)
 					resolveCell := fmt.Sprintf("`%s` (%s)", res.SandboxImage, res.Winner.Source)

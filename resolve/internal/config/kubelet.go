@@ -306,8 +306,9 @@ func unquoteEnvValue(s string) (string, error) {
 }
 
 // RuntimeFromEndpoint names the runtime a CRI endpoint belongs to, from the
-// socket names the runtimes use by default; "" when it is not recognised.
-func RuntimeFromEndpoint(ep string) string {
+// socket names the runtimes use by default; criinfo.RuntimeUnknown when it is
+// not recognised.
+func RuntimeFromEndpoint(ep string) criinfo.Runtime {
 	switch {
 	case strings.Contains(ep, "containerd.sock"):
 		return criinfo.RuntimeContainerd
@@ -316,5 +317,5 @@ func RuntimeFromEndpoint(ep string) string {
 	case strings.Contains(ep, "cri-dockerd.sock"):
 		return criinfo.RuntimeCRIDockerd
 	}
-	return ""
+	return criinfo.RuntimeUnknown
 }

@@ -159,7 +159,8 @@ func TestReadKubeletErrors(t *testing.T) {
 func TestRuntimeFromEndpoint(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		in, want string
+		in   string
+		want criinfo.Runtime
 	}{
 		{"unix:///run/containerd/containerd.sock", criinfo.RuntimeContainerd},
 		{"/run/k3s/containerd/containerd.sock", criinfo.RuntimeContainerd},

@@ -22,11 +22,11 @@ func BenchmarkReadBuildInfo(b *testing.B) {
 		data []byte
 		comp string
 	}{
-		{name: "containerd-2.4.2-56MB", src: nodetest.Containerd242, comp: criinfo.RuntimeContainerd},
-		{name: "debian-containerd-48MB", src: "/usr/bin/containerd", comp: criinfo.RuntimeContainerd},
+		{name: "containerd-2.4.2-56MB", src: nodetest.Containerd242, comp: string(criinfo.RuntimeContainerd)},
+		{name: "debian-containerd-48MB", src: "/usr/bin/containerd", comp: string(criinfo.RuntimeContainerd)},
 		{name: "kubelet-1.37.2", src: nodetest.Kubelet1372, comp: Kubelet},
-		{name: "tiny-elf/memory", data: tinyContainerd(), comp: criinfo.RuntimeContainerd},
-		{name: "garbage-64KiB/memory", data: bytes.Repeat([]byte("\x7fELF garbage"), 64<<10/12), comp: criinfo.RuntimeContainerd},
+		{name: "tiny-elf/memory", data: tinyContainerd(), comp: string(criinfo.RuntimeContainerd)},
+		{name: "garbage-64KiB/memory", data: bytes.Repeat([]byte("\x7fELF garbage"), 64<<10/12), comp: string(criinfo.RuntimeContainerd)},
 	}
 	for _, bb := range benches {
 		b.Run(bb.name, func(b *testing.B) {

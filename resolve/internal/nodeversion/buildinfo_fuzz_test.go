@@ -89,7 +89,7 @@ func TestTinyELF(t *testing.T) {
 	b := tinyContainerd()
 	bi, err := buildInfoAt(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)
-	v, from, err := binaryVersion(bi, Of(criinfo.RuntimeContainerd))
+	v, from, err := binaryVersion(bi, Of(string(criinfo.RuntimeContainerd)))
 	require.NoError(t, err)
 	assert.Equal(t, "v2.4.2", v)
 	assert.Equal(t, "module github.com/containerd/containerd/v2 v2.4.2", from)
@@ -113,7 +113,7 @@ func FuzzBuildInfo(f *testing.F) {
 	for _, g := range garbageBinaries {
 		f.Add(g.data)
 	}
-	comps := []string{criinfo.RuntimeContainerd, criinfo.RuntimeCRIO, criinfo.RuntimeCRIDockerd, Kubelet, Kubeadm}
+	comps := []string{string(criinfo.RuntimeContainerd), string(criinfo.RuntimeCRIO), string(criinfo.RuntimeCRIDockerd), Kubelet, Kubeadm}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c := &countingReaderAt{r: bytes.NewReader(b)}
 		bi, err := buildInfoAt(c, int64(len(b)))

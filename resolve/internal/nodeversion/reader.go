@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
 	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 )
@@ -49,17 +48,17 @@ const (
 // pkgs.k8s.io's (cri-o, kubelet, kubeadm) and Mirantis' (cri-dockerd).
 func Of(name string) Component {
 	switch name {
-	case criinfo.RuntimeContainerd:
+	case releases.Containerd:
 		return Component{Name: name, Binary: "containerd",
 			Modules:  []string{"github.com/containerd/containerd", "github.com/containerd/containerd/v2"},
 			XVars:    []string{"github.com/containerd/containerd/version.Version", "github.com/containerd/containerd/v2/version.Version"},
 			Packages: []string{"containerd", "containerd.io"}}
-	case criinfo.RuntimeCRIO:
+	case releases.CRIO:
 		return Component{Name: name, Binary: "crio",
 			Modules:  []string{"github.com/cri-o/cri-o"},
 			XVars:    []string{"github.com/cri-o/cri-o/internal/version.Version"},
 			Packages: []string{"cri-o"}}
-	case criinfo.RuntimeCRIDockerd:
+	case releases.CRIDockerd:
 		return Component{Name: name, Binary: "cri-dockerd",
 			Modules:  []string{"github.com/Mirantis/cri-dockerd"},
 			XVars:    []string{"github.com/Mirantis/cri-dockerd/cmd/version.Version"},

@@ -6,11 +6,11 @@ import (
 	"github.com/sandboxpin/sandboxpin/criinfo"
 )
 
-// Component names: the runtimes' are criinfo's.
+// Component names: the runtimes' are criinfo's, as strings.
 const (
-	Containerd = criinfo.RuntimeContainerd
-	CRIO       = criinfo.RuntimeCRIO
-	CRIDockerd = criinfo.RuntimeCRIDockerd
+	Containerd = string(criinfo.RuntimeContainerd)
+	CRIO       = string(criinfo.RuntimeCRIO)
+	CRIDockerd = string(criinfo.RuntimeCRIDockerd)
 	Kubelet    = "kubelet"
 	Kubeadm    = "kubeadm"
 	// Kubernetes names the project's release lines, for [KubernetesSupported].
