@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/reference"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
@@ -21,12 +22,14 @@ const frozenDomain = "k8s.gcr.io"
 //     compare the configured string with the stored names), unless it is
 //     on the frozen registry: then a pull of the configured name through
 //     CRI, which stores it under that name;
+//   - on cri-dockerd 0.4.7 and later, its --pinned-images flag with the
+//     name the image is stored under (pinnedImagesFix);
 //   - else a shim or an upgrade, with what the result notes of the runtime.
 func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix {
 	for _, n := range res.Notes {
 		switch n.Kind {
 		case resolve.KindContainerdNeverPins, resolve.KindCRIDockerdNeverPins, resolve.KindCRIONeverPins:
-			f := resolve.Fix{Answers: n.Kind, Action: resolve.ActionShim, Component: res.Runtime}
+			f := resolve.Fix{Answers: n.Kind, Action: resolve.ActionShim, Component: string(res.Runtime)}
 			for _, g := range resultFixes(res) {
 				if g.Answers == n.Kind {
 					f = g
@@ -56,16 +59,19 @@ func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix 
 			}
 		}
 		f.Message = fmt.Sprintf("configure the sandbox image as %s, the name it is stored under, in place of %s (%s)", tag, res.SandboxImage, where)
-		if last := res.SandboxImage[strings.LastIndexByte(res.SandboxImage, '/')+1:]; res.Runtime == "containerd" && !strings.ContainsAny(last, ":@") {
+		if last := res.SandboxImage[strings.LastIndexByte(res.SandboxImage, '/')+1:]; res.Runtime == criinfo.RuntimeContainerd && !strings.ContainsAny(last, ":@") {
 			// internal/cri/server/images/image_pull.go getLabels at v2.0.0 and v2.3.4.
 			f.Message += ": containerd 2.x compares pinned_images as strings and never pins a name without a tag (containerd#13314)"
 		}
 		return f
 	}
-	f := &resolve.Fix{Answers: answers, Action: resolve.ActionShim, Component: res.Runtime,
+	if f := pinnedImagesFix(res, sandbox, answers); f != nil {
+		return f // cri-dockerd 0.4.7 and later pin what their flag names
+	}
+	f := &resolve.Fix{Answers: answers, Action: resolve.ActionShim, Component: string(res.Runtime),
 		Message: "run a pinning CRI shim in front of the runtime, or upgrade the runtime"}
 	for _, n := range res.Notes {
-		if n.Component == res.Runtime && n.Kind != resolve.KindVersionSource {
+		if n.Component == string(res.Runtime) && n.Kind != resolve.KindVersionSource {
 			f.Message += "; " + n.Message
 		}
 	}

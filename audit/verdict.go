@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
@@ -106,9 +107,9 @@ type Verdict struct {
 	Status Status `json:"status"`
 	// Runtime, RuntimeVersion and SandboxImage are the resolved node's:
 	// the image exactly as the winning source states it.
-	Runtime        string `json:"runtime"`
-	RuntimeVersion string `json:"runtimeVersion,omitempty"`
-	SandboxImage   string `json:"sandboxImage"`
+	Runtime        criinfo.Runtime `json:"runtime"`
+	RuntimeVersion string          `json:"runtimeVersion,omitempty"`
+	SandboxImage   string          `json:"sandboxImage"`
 	// Sandbox is what the runtime stores of the sandbox image.
 	Sandbox Sandbox `json:"sandbox"`
 	// Images are every stored image, as listed, with the node's verdict.
@@ -197,12 +198,13 @@ type Rule struct {
 // its own lookup of the configured name (ImageStatus with res.SandboxImage
 // exactly) finds an image, or, not asked, what [PredictLookup] predicts.
 // The rules are res.Matcher's; names compare under the aliases res was
-// resolved with. A result without a sandbox image is an error wrapping
-// [resolve.ErrNoSandboxImage]; an observation that contradicts itself one wrapping
+// resolved with. A nil result, or one without a sandbox image, is the
+// error of [resolve.Result.Err], which wraps [resolve.ErrNoSandboxImage];
+// an observation that contradicts itself is an error wrapping
 // [ErrInvalidObservation].
 func Judge[I Image](res *resolve.Result, obs Observation[I]) (*Verdict, error) {
-	if res == nil || res.SandboxImage == "" {
-		return nil, noSandbox(res)
+	if err := res.Err(); err != nil {
+		return nil, err
 	}
 	images := obs.Images
 	var storedAsConfigured bool
@@ -225,10 +227,10 @@ func Judge[I Image](res *resolve.Result, obs Observation[I]) (*Verdict, error) {
 		return nil, err
 	}
 	aliases := res.Aliases()
-	// The runtime's own rules, read its way (crio-compat on CRI-O),
-	// without the Strict sandbox-image rule Matcher adds.
-	own, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode), pin.WithAliases(aliases),
-		pin.WithSource("node ("+res.Runtime+")"))
+	// The runtime's own rules, read its way (crio-compat on CRI-O,
+	// cri-dockerd-compat on cri-dockerd 0.4.7 and later), without the
+	// Strict sandbox-image rule Matcher adds.
+	own, err := res.RuntimeMatcher()
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +411,7 @@ func (v *Verdict) resultFindings(res *resolve.Result) {
 
 // find records a finding of kind k about the runtime.
 func (v *Verdict) find(k resolve.Kind, format string, args ...any) {
-	v.Findings = append(v.Findings, resolve.Note{Kind: k, Component: v.Runtime, Version: v.RuntimeVersion, Message: fmt.Sprintf(format, args...)})
+	v.Findings = append(v.Findings, resolve.Note{Kind: k, Component: string(v.Runtime), Version: v.RuntimeVersion, Message: fmt.Sprintf(format, args...)})
 }
 
 // aliasOnly says what it means that the sandbox image is stored only under
@@ -473,28 +475,9 @@ func ruleOf(m pin.Match) *Rule { return &Rule{Pattern: m.Pattern, Source: m.Sour
 // usedVersion returns the runtime's version that res used, "" when none.
 func usedVersion(res *resolve.Result) string {
 	for _, v := range res.Versions {
-		if v.Used && v.Component == res.Runtime {
+		if v.Used && v.Component == string(res.Runtime) {
 			return v.Version
 		}
 	}
 	return ""
-}
-
-// noSandbox is the error for a result without a sandbox image, with the
-// note that says why.
-func noSandbox(res *resolve.Result) error {
-	if res == nil {
-		return fmt.Errorf("audit: no result: %w", resolve.ErrNoSandboxImage)
-	}
-	why := "no source names it"
-	for _, n := range res.Notes {
-		if n.Kind == resolve.KindSandboxImageUnknown || n.Kind == resolve.KindNoRuntime {
-			why = n.Message
-		}
-	}
-	rt := res.Runtime
-	if rt == "" {
-		rt = "node's"
-	}
-	return fmt.Errorf("%w for the %s runtime: %s", resolve.ErrNoSandboxImage, rt, why)
 }

@@ -221,13 +221,14 @@ func TestJudgeNoSandboxImage(t *testing.T) {
 		assert.Nil(t, v)
 		assert.ErrorIs(t, err, resolve.ErrNoSandboxImage)
 	}
-	res, err := resolve.Resolve(context.Background(), resolve.Options{
+	res, resolveErr := resolve.Resolve(context.Background(), resolve.Options{
 		Root: fstest.MapFS{"etc/containerd/config.toml": {Data: []byte("version = 3\n")}}})
-	require.ErrorIs(t, err, resolve.ErrNoSandboxImage, "Resolve says so first, with the partial result")
+	require.ErrorIs(t, resolveErr, resolve.ErrNoSandboxImage, "Resolve says so first, with the partial result")
 	require.NotNil(t, res)
-	_, err = Judge(res, Observation[image]{})
+	_, err := Judge(res, Observation[image]{})
 	require.ErrorIs(t, err, resolve.ErrNoSandboxImage)
 	assert.Contains(t, err.Error(), "cannot tell containerd's sandbox image", "the result's note says why")
+	assert.EqualError(t, err, resolveErr.Error(), "Judge says what Resolve said (Result.Err)")
 }
 
 // TestStatusSpellingText: the closed sets refuse text outside them.

@@ -210,22 +210,41 @@
 //	cri-dockerd <0.3.10                never
 //	cri-dockerd ≥0.3.10                exact strings against Docker's RepoTags, which are
 //	                                   familiar names (rancher/mirrored-pause:3.6) without digest
+//	cri-dockerd ≥0.4.7                 also what --pinned-images and --pinned-image-labels
+//	                                   name (cri-dockerd#571; pin.CRIDockerdCompat)
 //
 // # Pins and pre-pull
 //
 // Result.Pins is the sandbox image followed by the runtime's own pinned
-// images (containerd version 3 pinned_images values, CRI-O pinned_images),
-// to compile a pin.Matcher from in Result.PinMode: pin.CRIOCompat for CRI-O
-// (its patterns are not references), pin.Strict otherwise. Result.Prepull is
+// images (containerd version 3 pinned_images values, CRI-O pinned_images,
+// cri-dockerd's --pinned-images entries), to compile a pin.Matcher from in
+// Result.PinMode: pin.CRIOCompat for CRI-O (its patterns are not
+// references), pin.CRIDockerdCompat for cri-dockerd 0.4.7 and later (with
+// Result.PinLabels; [Result.RuntimeMatcher] compiles them as cri-dockerd
+// reads them), pin.Strict otherwise. Result.Prepull is
 // every exact string a consumer on the node looks up: the runtime's sandbox
-// image as configured, kubeadm's pause image as kubeadm names it, and the
+// image as configured, kubeadm's pause image as kubeadm names it (which
+// kubeadm init and join pull, and kubeadm upgrade runs as a Job's container
+// from 1.18: a note of kind KindKubeadmUpgradeRunsPause says so where it is
+// not the runtime's spelling), and the
 // runtime's exact pinned images (containerd pinned_images values, CRI-O
-// pinned_images without a "*"). Each is looked up by exact name (kubeadm's
+// pinned_images without a "*", cri-dockerd's --pinned-images entries with a
+// tag or digest that can match). Each is looked up by exact name (kubeadm's
 // pre-flight and pull, containerd 1.x and 2.x, CRI-O and cri-dockerd compare
 // strings, not images), so two spellings of one image are both listed and
 // only identical strings are merged; each such pair gets a note starting
 // "pre-pull: " that says how to pull the image once and store it under both
 // names (ctr -n k8s.io images tag, skopeo copy, docker tag).
+//
+// # End of life
+//
+// A component whose release line upstream no longer supports gets a note of
+// kind KindEndOfLife naming the day its support ended and the file that
+// says so: containerd from its RELEASES.md (read at v2.4.2), the kubelet
+// and kubeadm outside the three newest Kubernetes minors. The day judged is
+// Options.Today, or when it is zero the day the table was read, which
+// Result.SupportAsOf records: Resolve reads no clock, so its answer is the
+// same on every run, and a newer sandboxpin knows newer releases.
 //
 // # A node root is hostile input
 //

@@ -44,6 +44,9 @@ const (
 	KindKubeletProtectsOtherImage       Kind = "kubelet-protects-other-image"         // ... which is not the runtime's image
 	KindKubeletIgnoresFlag              Kind = "kubelet-ignores-flag"                 // 1.29–1.34 ignore --pod-infra-container-image
 	KindKubeletRejectsFlag              Kind = "kubelet-rejects-flag"                 // 1.35 and later do not start with it
+	KindKubeadmKeepsFlag                Kind = "kubeadm-keeps-flag"                   // kubeadm ≥1.36's upgrade leaves --pod-infra-container-image
+	KindKubeadmUpgradeRunsPause         Kind = "kubeadm-upgrade-runs-pause"           // kubeadm upgrade runs its pause image as a Job
+	KindCRIDockerdPinsFlags             Kind = "cri-dockerd-pins-flags"               // cri-dockerd ≥0.4.7 pins what --pinned-images names
 )
 
 // Kinds about this node's files and sources.
@@ -96,6 +99,18 @@ const (
 	KindKubeadmDiffers Kind = "kubeadm-differs"
 	// KindPrepullTwoNames: Prepull lists one image under two names.
 	KindPrepullTwoNames Kind = "prepull-two-names"
+	// KindEndOfLife: a component's release line is past the end of its
+	// upstream support on Result.SupportAsOf; Component and Version name it.
+	KindEndOfLife Kind = "end-of-life"
+	// KindCRIDockerdPinNeverMatches: a --pinned-images value cri-dockerd
+	// accepts but that no name Docker lists can match.
+	KindCRIDockerdPinNeverMatches Kind = "cri-dockerd-pin-never-matches"
+	// KindCRIDockerdPinAlias: a --pinned-images value spelled through a
+	// registry alias, which pins only the name as written.
+	KindCRIDockerdPinAlias Kind = "cri-dockerd-pin-alias"
+	// KindCRIDockerdNoPinFlags: --pinned-images or --pinned-image-labels
+	// on a cri-dockerd release that has no such flag.
+	KindCRIDockerdNoPinFlags Kind = "cri-dockerd-no-pin-flags"
 )
 
 // Kinds of the node verdict's own findings (package audit), from what the
@@ -141,6 +156,9 @@ var factKinds = [...]Kind{
 	releases.KubeletProtectsOtherImage:       KindKubeletProtectsOtherImage,
 	releases.KubeletIgnoresFlag:              KindKubeletIgnoresFlag,
 	releases.KubeletRejectsFlag:              KindKubeletRejectsFlag,
+	releases.KubeadmKeepsFlag:                KindKubeadmKeepsFlag,
+	releases.KubeadmUpgradeRunsPause:         KindKubeadmUpgradeRunsPause,
+	releases.CRIDockerdPinsFlags:             KindCRIDockerdPinsFlags,
 }
 
 // Note is an informational finding: it changes no answer but may matter,
@@ -165,8 +183,9 @@ type Note struct {
 func (n Note) String() string { return n.Message }
 
 // Fix is one change that answers a finding, as data: edit (or remove) the
-// value of Key at Path:Line From what it is To what it should be, or take
-// an Action on a component.
+// value of Key at Path:Line From what it is To what it should be, add a
+// flag with the value To to a command line ([ActionAdd]), or take an
+// Action on a component.
 type Fix struct {
 	// Answers is the kind of the finding the fix answers.
 	Answers Kind `json:"answers"`
@@ -261,13 +280,14 @@ const (
 	ActionShim    Action = "shim"    // run sandboxpin's CRI shim in front of the runtime
 	ActionRestart Action = "restart" // restart Component so that it reads its configuration
 	ActionPull    Action = "pull"    // store the image under the name To
+	ActionAdd     Action = "add"     // add Flag with the value To to the command line of Key at Path:Line
 )
 
 // UnmarshalText accepts the actions above; any other text is an error: the
 // set is closed.
 func (a *Action) UnmarshalText(text []byte) error {
 	switch v := Action(text); v {
-	case ActionEdit, ActionRemove, ActionUpgrade, ActionShim, ActionRestart, ActionPull:
+	case ActionEdit, ActionRemove, ActionUpgrade, ActionShim, ActionRestart, ActionPull, ActionAdd:
 		*a = v
 		return nil
 	}
@@ -285,6 +305,7 @@ func Kinds() []Kind {
 		KindRuntimeNotRestarted, KindRuntimeConfigElsewhere, KindSandboxImageUnknown, KindVersionUnknown,
 		KindVersionAssumed, KindVersionSource, KindSameImageAlias, KindSameTagDigest, KindFrozenRegistry,
 		KindKubeletFlagOverridden, KindKubeletFlagSet, KindKubeletFlagDiffers, KindKubeadmDiffers, KindPrepullTwoNames,
+		KindEndOfLife, KindCRIDockerdPinNeverMatches, KindCRIDockerdPinAlias, KindCRIDockerdNoPinFlags,
 		KindSandboxAbsent, KindSandboxUnpinned, KindSandboxNotStoredAsConfigured, KindImageUnprotected)
 }
 

@@ -31,7 +31,7 @@ func assertKinds(t *testing.T, res *Result) {
 // TestFactKinds checks that every release fact has its own kind.
 func TestFactKinds(t *testing.T) {
 	t.Parallel()
-	require.Len(t, factKinds, int(releases.KubeletRejectsFlag)+1)
+	require.Len(t, factKinds, int(releases.CRIDockerdPinsFlags)+1, "a kind for every fact, the last one included")
 	seen := map[Kind]bool{}
 	for f, k := range factKinds {
 		assert.NotEmpty(t, k, "fact %d", f)

@@ -15,12 +15,15 @@ const ExtraSource = "--pin"
 // for every consumer (sandboxpin check, audit, serve, the shim, the
 // examples):
 //
-//   - r.Pins in r.PinMode, labelled "node (RUNTIME)";
-//   - on CRI-O (PinMode pin.CRIOCompat), also the sandbox image as a
+//   - the runtime's own rules, labelled "node (RUNTIME)", as
+//     [Result.RuntimeMatcher] compiles them;
+//   - on CRI-O (PinMode pin.CRIOCompat) and on cri-dockerd 0.4.7 and
+//     later (pin.CRIDockerdCompat), also the sandbox image as a
 //     Strict, alias-aware rule labelled "sandbox image (cri-o)": CRI-O pins
 //     its pause image only under the exact name configured, and the
 //     kubelet deletes it under any other (TestKubeletGC in
-//     internal/kubelettest), so a correct runtime must pin every spelling.
+//     internal/kubelettest), so a correct runtime must pin every spelling;
+//     cri-dockerd compares raw strings too (pin.CRIDockerdCompat).
 //     An image that is not a reference adds no rule (Resolve reports it as
 //     a Conflict);
 //   - extra, Strict patterns labelled [ExtraSource].
@@ -34,13 +37,13 @@ func (r *Result) Matcher(extra ...string) (*pin.Matcher, error) {
 	}
 	var parts []*pin.Matcher
 	if r != nil {
-		m, err := pin.Compile(r.Pins, pin.WithMode(r.PinMode), pin.WithAliases(aliases), pin.WithSource("node ("+r.Runtime+")"))
+		m, err := r.runtimeMatcher(aliases)
 		if err != nil {
-			return nil, fmt.Errorf("resolve: the node's pins: %w", err)
+			return nil, err
 		}
 		parts = append(parts, m)
 		if img := r.sandboxRule(aliases); img != "" {
-			m, err := pin.Compile([]string{img}, pin.WithAliases(aliases), pin.WithSource("sandbox image ("+r.Runtime+")"))
+			m, err := pin.Compile([]string{img}, pin.WithAliases(aliases), pin.WithSource("sandbox image ("+string(r.Runtime)+")"))
 			if err != nil {
 				return nil, fmt.Errorf("resolve: the sandbox image: %w", err)
 			}
@@ -52,6 +55,43 @@ func (r *Result) Matcher(extra ...string) (*pin.Matcher, error) {
 		return nil, fmt.Errorf("%s: %w", ExtraSource, err)
 	}
 	return pin.Join(append(parts, m)...), nil
+}
+
+// RuntimeMatcher compiles the runtime's own rules, read its way: what a
+// correct runtime of that release reports pinned, without the Strict
+// sandbox-image rule [Result.Matcher] adds. It is r.Pins in r.PinMode,
+// labelled "node (RUNTIME)", under the aliases Resolve used; in
+// pin.CRIDockerdCompat, r.Pins[0] is the sandbox image, which cri-dockerd
+// pins by an exact compare with repo tags (pin.WithSandboxImage), the rest
+// of r.Pins its --pinned-images entries and r.PinLabels its
+// --pinned-image-labels. A nil r pins nothing.
+func (r *Result) RuntimeMatcher() (*pin.Matcher, error) {
+	if r == nil {
+		return nil, nil
+	}
+	aliases, err := r.aliasSet()
+	if err != nil {
+		return nil, err
+	}
+	return r.runtimeMatcher(aliases)
+}
+
+// runtimeMatcher is RuntimeMatcher under aliases.
+func (r *Result) runtimeMatcher(aliases *reference.Aliases) (*pin.Matcher, error) {
+	pins := r.Pins
+	opts := []pin.Option{pin.WithMode(r.PinMode), pin.WithAliases(aliases), pin.WithSource("node (" + string(r.Runtime) + ")")}
+	if r.PinMode == pin.CRIDockerdCompat {
+		if r.SandboxImage != "" && len(pins) > 0 && pins[0] == r.SandboxImage {
+			pins = pins[1:]
+			opts = append(opts, pin.WithSandboxImage(r.SandboxImage))
+		}
+		opts = append(opts, pin.WithImageLabels(r.PinLabels...))
+	}
+	m, err := pin.Compile(pins, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("resolve: the node's pins: %w", err)
+	}
+	return m, nil
 }
 
 // Aliases returns the registry aliases r was resolved with (those of
@@ -91,7 +131,7 @@ func aliasRules(a *reference.Aliases) []reference.Alias {
 // sandboxRule returns the sandbox image when Matcher adds it as a Strict
 // rule beside the runtime's own, else "".
 func (r *Result) sandboxRule(aliases *reference.Aliases) string {
-	if r.PinMode != pin.CRIOCompat || r.SandboxImage == "" {
+	if r.PinMode != pin.CRIOCompat && r.PinMode != pin.CRIDockerdCompat || r.SandboxImage == "" {
 		return ""
 	}
 	if _, err := aliases.Parse(r.SandboxImage); err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/pin"
@@ -59,9 +60,10 @@ type Options struct {
 	// of the root's kubelet binary or package is used.
 	KubeletVersion string
 
-	// Runtime forces the runtime to resolve for ("containerd", "cri-o",
-	// "cri-dockerd") instead of detecting it.
-	Runtime string
+	// Runtime forces the runtime to resolve for (criinfo.RuntimeContainerd,
+	// RuntimeCRIO or RuntimeCRIDockerd) instead of detecting it
+	// (criinfo.RuntimeUnknown, the zero value).
+	Runtime criinfo.Runtime
 
 	// RuntimeVersion is the runtime's version, used to pick its built-in
 	// default, its config rules and its pinning facts when Live does not
@@ -89,6 +91,17 @@ type Options struct {
 	// ("/usr/bin/cri-dockerd"). It returns the version as the binary prints
 	// it ("0.4.4"); an error is noted.
 	BinaryVersion func(ctx context.Context, component, path string) (string, error)
+
+	// Today is the day on which end of life is judged: a component whose
+	// release line's upstream support ended before it gets a note of kind
+	// [KindEndOfLife]. Only its date (in UTC) counts. The zero Today means
+	// the day this package's support table was read, so that Resolve,
+	// like every other field's absence, reads no clock and gives the same
+	// answer on every run: a release line past its end on that day is past
+	// it on any later one, and a later end is not reported. Give
+	// time.Now() to judge at the caller's own day (the table knows no
+	// release newer than it, see [Result.SupportAsOf]).
+	Today time.Time
 }
 
 // Candidate is one image that one source names for this node's sandbox.
@@ -134,9 +147,10 @@ type Result struct {
 	// SandboxImage is the image the runtime starts pod sandboxes with,
 	// exactly as the winning source states it; "" when it cannot be told.
 	SandboxImage string `json:"sandboxImage"`
-	// Runtime is "containerd", "cri-o", "cri-dockerd", or "" when no runtime
+	// Runtime is the runtime resolved for: criinfo.RuntimeContainerd,
+	// RuntimeCRIO, RuntimeCRIDockerd, or RuntimeUnknown ("") when no runtime
 	// was found.
-	Runtime string `json:"runtime"`
+	Runtime criinfo.Runtime `json:"runtime"`
 	// Candidates are every image any source names, winner or not.
 	Candidates []Candidate `json:"candidates"`
 	// Conflicts are disagreements and configuration mistakes.
@@ -158,12 +172,23 @@ type Result struct {
 	// most urgent first ([Fix.Urgency]), in the order found within an
 	// urgency.
 	Fixes []Fix `json:"fixes,omitempty"`
-	// Pins are the patterns to compile a pin.Matcher from, in PinMode.
+	// Pins are the patterns to compile a pin.Matcher from, in PinMode:
+	// the sandbox image (when known) first, then the runtime's own pinned
+	// images. In pin.CRIDockerdCompat the sandbox image is cri-dockerd's
+	// own rule (pin.WithSandboxImage) and the rest its --pinned-images
+	// entries, as written, even one equal to the sandbox image:
+	// [Result.RuntimeMatcher] compiles them so.
 	Pins []string `json:"pins"`
-	// PinMode is pin.CRIOCompat for CRI-O, pin.Strict otherwise.
+	// PinMode is pin.CRIOCompat for CRI-O, pin.CRIDockerdCompat for
+	// cri-dockerd 0.4.7 and later (which read --pinned-images), pin.Strict
+	// otherwise.
 	PinMode pin.Mode `json:"pinMode"`
+	// PinLabels are cri-dockerd's --pinned-image-labels entries
+	// (pin.WithImageLabels), in pin.CRIDockerdCompat only; nil otherwise.
+	PinLabels []string `json:"pinLabels,omitempty"`
 	// Prepull are the images an installer must pull for this node to work
-	// offline: every exact name a consumer on the node looks up, merged
+	// offline (kubeadm's pause image for an upgrade too, which runs it as a
+	// Job's container): every exact name a consumer on the node looks up, merged
 	// only when identical, so two spellings of one image are both listed
 	// (each consumer compares strings), with a PrepullTwoNames note on
 	// storing the image under both.
@@ -179,6 +204,10 @@ type Result struct {
 	// read back from its JSON compares as the one Resolve returned. An
 	// empty, non-nil slice means no aliases at all (JSON "aliases": []).
 	AliasRules []reference.Alias `json:"aliases,omitzero"`
+	// SupportAsOf is the day end of life was judged on: Options.Today's
+	// date, or when it was zero the day the support table was read
+	// (KindEndOfLife notes say which).
+	SupportAsOf time.Time `json:"supportAsOf,omitzero"`
 }
 
 // Resolve reads every source of the node's sandbox image and decides which
@@ -194,10 +223,10 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	switch opts.Runtime {
-	case "", runtimeContainerd, runtimeCRIO, runtimeCRIDockerd:
+	case criinfo.RuntimeUnknown, criinfo.RuntimeContainerd, criinfo.RuntimeCRIO, criinfo.RuntimeCRIDockerd:
 	default:
-		return nil, fmt.Errorf("resolve: Options.Runtime %q: want %q, %q or %q",
-			opts.Runtime, runtimeContainerd, runtimeCRIO, runtimeCRIDockerd)
+		return nil, fmt.Errorf("resolve: Options.Runtime %q: %w: want %q, %q or %q",
+			opts.Runtime, criinfo.ErrUnknownRuntime, criinfo.RuntimeContainerd, criinfo.RuntimeCRIO, criinfo.RuntimeCRIDockerd)
 	}
 	root := opts.Root
 	if root == nil {
@@ -247,25 +276,11 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 	r.checkKubelet()
 	r.checkKubeletVersion()
 	r.checkKubeadm()
+	r.checkSupport()
 	r.checkReferences()
 	r.pinsAndPrepull()
 	r.sortFixes()
-	if r.res.SandboxImage == "" {
-		return r.res, fmt.Errorf("resolve: %w: %s", ErrNoSandboxImage, whyNoSandbox(r.res))
-	}
-	return r.res, nil
-}
-
-// whyNoSandbox is the message of the note that says why res names no
-// sandbox image.
-func whyNoSandbox(res *Result) string {
-	why := "no source names it"
-	for _, n := range res.Notes {
-		if n.Kind == KindSandboxImageUnknown || n.Kind == KindNoRuntime {
-			why = n.Message
-		}
-	}
-	return why
+	return r.res, r.res.Err()
 }
 
 // locationOf is where f was read.
@@ -287,7 +302,7 @@ type resolver struct {
 	kubelet *config.Kubelet
 	kubeadm *config.Kubeadm
 
-	runtime    string
+	runtime    string // a component name, as in Note.Component
 	runtimeVer string // the runtime's version, "" when unknown (see versions)
 	// runtimeChoice, kubeletVer and kubeadmVer are the versions used and
 	// where they come from.
@@ -298,6 +313,8 @@ type resolver struct {
 	fileCand *Candidate
 	// kubeadmCand is what kubeadm expects, nil if unknown.
 	kubeadmCand *Candidate
+	// cridPrepull are cri-dockerd's exact --pinned-images entries.
+	cridPrepull []string
 }
 
 // note records a Note: n's kind, component, version and origin with the
@@ -430,20 +447,20 @@ func (r *resolver) chooseRuntime() {
 	}
 	how := ""
 	switch {
-	case r.opts.Runtime != "":
-		r.runtime, how = r.opts.Runtime, "Options.Runtime"
-	case r.live != nil && r.live.Runtime != "" && r.live.Runtime != runtimeUnknown:
-		r.runtime, how = r.live.Runtime, "the live runtime"
+	case r.opts.Runtime != criinfo.RuntimeUnknown:
+		r.runtime, how = string(r.opts.Runtime), "Options.Runtime"
+	case r.live != nil && r.live.Runtime != criinfo.RuntimeUnknown:
+		r.runtime, how = string(r.live.Runtime), "the live runtime"
 	case r.kubelet != nil && r.kubelet.Endpoint != nil && config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value) != "":
-		r.runtime = config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value)
+		r.runtime = string(config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value))
 		how = "the kubelet's --" + config.KubeletEndpointFlag + " at " + r.kubelet.Endpoint.Origin()
 	case r.kubeadm != nil && r.kubeadm.CRISocket != nil && config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value) != "":
-		r.runtime = config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value)
+		r.runtime = string(config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value))
 		how = "kubeadm's criSocket at " + r.kubeadm.CRISocket.Origin()
 	case len(names) > 0:
 		r.runtime = names[0]
 	}
-	r.res.Runtime = r.runtime
+	r.res.Runtime = criinfo.Runtime(r.runtime)
 	if r.runtime == "" {
 		r.note(Note{Kind: KindNoRuntime}, "no container runtime found: no config file of containerd, CRI-O or cri-dockerd, and no live runtime")
 		return
@@ -469,11 +486,11 @@ func (r *resolver) chooseRuntime() {
 				len(names), strings.Join(list, ", "), r.runtime, how)
 		}
 	}
-	if r.opts.Runtime != "" && r.live != nil && r.live.Runtime != r.opts.Runtime && r.live.Runtime != runtimeUnknown {
+	if r.opts.Runtime != criinfo.RuntimeUnknown && r.live != nil && r.live.Runtime != r.opts.Runtime && r.live.Runtime != criinfo.RuntimeUnknown {
 		r.note(Note{Kind: KindLiveIgnored, Component: r.runtime}, "the runtime was given as %s but the live runtime is %s; its report is ignored", r.opts.Runtime, r.live.Runtime)
 		r.live = nil
 	}
-	if r.live != nil && r.live.Runtime != r.runtime {
+	if r.live != nil && string(r.live.Runtime) != r.runtime {
 		// An unidentified runtime's report cannot be trusted for this one.
 		r.note(Note{Kind: KindLiveIgnored, Component: r.runtime}, "the live runtime did not identify itself (%q); its report was not used for %s", r.live.Runtime, r.runtime)
 		r.live = nil
@@ -604,7 +621,7 @@ func (r *resolver) runtimeImage() {
 	}
 	var defCand *Candidate
 	if r.runtimeVer != "" {
-		img, err := RuntimeDefaultImage(r.runtime, r.runtimeVer)
+		img, err := RuntimeDefaultImage(criinfo.Runtime(r.runtime), r.runtimeVer)
 		if err != nil {
 			r.note(r.rt(KindVersionUnknown, ""), "no built-in default sandbox image is known for %s %s", r.runtime, r.runtimeVer)
 		} else {
@@ -918,6 +935,15 @@ func (r *resolver) checkKubelet() {
 		rejects, rejected = releases.KubeletRejectsFlag.Holds(kv)
 		ignores, ignored = releases.KubeletIgnoresFlag.Holds(kv)
 	}
+	// kubeadm 1.36 and later leave the flag wherever it is: every finding
+	// on it says so, and a note after them.
+	keeps := r.kubeadmKeeps()
+	rejects, ignores = rejects+keeps, ignores+keeps
+	if r.kubelet != nil && len(r.kubelet.SandboxArgs) > 0 {
+		defer r.noteKubeadmKeepsFlag(r.kubelet.SandboxArgs[len(r.kubelet.SandboxArgs)-1].Origin())
+	} else {
+		defer r.noteKubeadmKeepsFlag(extra.Origin())
+	}
 	if extra != nil {
 		// After the command line's findings: the fix names first the flag
 		// that stops the kubelet now.
@@ -1030,6 +1056,7 @@ func (r *resolver) checkKubeadm() {
 	}
 	c = r.add(c)
 	r.kubeadmCand = &c
+	r.upgradeRunsPause(kv, c)
 	if r.winner.Image == "" {
 		return
 	}
@@ -1096,6 +1123,8 @@ func (r *resolver) pinsAndPrepull() {
 				addPin(p.Value)
 			}
 		}
+	case runtimeCRIDockerd:
+		r.cridPrepull = r.criDockerdPins()
 	}
 	r.prepull()
 }
@@ -1132,6 +1161,10 @@ func (r *resolver) prepull() {
 					add(p.Value) // an exact pattern; globs name no image to pull
 				}
 			}
+		}
+	case runtimeCRIDockerd:
+		for _, p := range r.cridPrepull {
+			add(p) // exact --pinned-images entries that can match
 		}
 	}
 	for i, a := range r.res.Prepull {

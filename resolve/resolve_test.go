@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -22,16 +23,18 @@ import (
 // nodeTests run Resolve over the trees in testdata/nodes; README.md there
 // says what each shows.
 var nodeTests = []struct {
-	node          string   // directory under testdata/nodes
-	opts          Options  // Root is set by the test
-	wantImage     string   // Result.SandboxImage
-	wantRuntime   string   // Result.Runtime
-	wantWinner    Source   // source of the winning candidate
-	wantConflicts []string // a substring of each Conflict.Message, in order
-	wantNotes     []string // substrings that some Note must contain
-	wantPins      []string // Result.Pins
-	wantMode      pin.Mode // Result.PinMode
-	wantPrepull   []string // Result.Prepull
+	node          string          // directory under testdata/nodes
+	opts          Options         // Root is set by the test
+	wantImage     string          // Result.SandboxImage
+	wantRuntime   criinfo.Runtime // Result.Runtime
+	wantWinner    Source          // source of the winning candidate
+	wantConflicts []string        // a substring of each Conflict.Message, in order
+	wantNotes     []string        // substrings that some Note must contain
+	wantPins      []string        // Result.Pins
+	wantMode      pin.Mode        // Result.PinMode
+	wantPrepull   []string        // Result.Prepull
+	wantKinds     []Kind          // kinds that some Note or Conflict must have
+	wantLabels    []string        // Result.PinLabels
 }{
 	{
 		node:        "containerd-1.6-v2",
@@ -269,6 +272,81 @@ var nodeTests = []struct {
 		// kubeadm looks its image up by tag: an offline node needs that name too.
 		wantPrepull: []string{"registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a", "registry.k8s.io/pause:3.10"},
 	},
+	{
+		// cri-dockerd 0.4.7 reads --pinned-images (cri-dockerd#571).
+		node:        "cri-dockerd-0.4.7-pinned",
+		opts:        Options{RuntimeVersion: "0.4.7"},
+		wantImage:   "registry.k8s.io/pause:3.10",
+		wantRuntime: "cri-dockerd", wantWinner: SourceCRIDockerdFlags,
+		wantConflicts: []string{"cri-dockerd never pins --pinned-images=docker.io/library/busybox:1.36 (/etc/systemd/system/cri-docker.service.d/10-pins.conf:5): " +
+			"Docker lists Docker Hub images without \"docker.io/\" (as \"busybox:1.36\"), and cri-dockerd compares raw strings; write busybox:1.36 there"},
+		wantNotes: []string{
+			"cri-dockerd 0.4.7 pins, beside its sandbox image, the images that --pinned-images names",
+			"--pinned-images=k8s.gcr.io/pause:3.10 (/etc/systemd/system/cri-docker.service.d/10-pins.conf:6) is spelled through a registry alias",
+		},
+		wantKinds: []Kind{KindCRIDockerdPinsFlags, KindCRIDockerdPinNeverMatches, KindCRIDockerdPinAlias},
+		wantPins: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/coredns/coredns:v1.12.0", "docker.io/library/busybox:1.36",
+			"k8s.gcr.io/pause:3.10"},
+		wantLabels:  []string{"io.sandboxpin.pin"},
+		wantMode:    pin.CRIDockerdCompat,
+		wantPrepull: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/coredns/coredns:v1.12.0", "k8s.gcr.io/pause:3.10"},
+	},
+	{
+		// No version: only 0.4.7 and later have the flags.
+		node:        "cri-dockerd-0.4.7-pinned",
+		wantImage:   "registry.k8s.io/pause:3.10",
+		wantRuntime: "cri-dockerd", wantWinner: SourceCRIDockerdFlags,
+		wantConflicts: []string{"cri-dockerd never pins --pinned-images=docker.io/library/busybox:1.36"},
+		wantNotes:     []string{"cri-dockerd (of unknown version: its unit sets --pinned-images or --pinned-image-labels, which only 0.4.7 and later have) pins"},
+		wantKinds:     []Kind{KindCRIDockerdPinsFlags, KindCRIDockerdPinNeverMatches},
+		wantPins: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/coredns/coredns:v1.12.0", "docker.io/library/busybox:1.36",
+			"k8s.gcr.io/pause:3.10"},
+		wantLabels:  []string{"io.sandboxpin.pin"},
+		wantMode:    pin.CRIDockerdCompat,
+		wantPrepull: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/coredns/coredns:v1.12.0", "k8s.gcr.io/pause:3.10"},
+	},
+	{
+		// kubeadm 1.36's upgrade leaves the flag (kubernetes#135807).
+		node:        "kubeadm-1.36-flag",
+		opts:        Options{RuntimeVersion: "2.4.2", KubeadmVersion: "v1.36.0", KubeletVersion: "v1.36.0"},
+		wantImage:   "registry.k8s.io/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantConflicts: []string{"kubelet v1.36.0 no longer has --pod-infra-container-image and will not start: remove it from KUBELET_KUBEADM_ARGS at " +
+			"/var/lib/kubelet/kubeadm-flags.env:1; kubeadm v1.36.0's upgrade leaves the flag there (kubernetes#135807)"},
+		wantNotes:   []string{"kubeadm v1.36.0 does not remove --pod-infra-container-image from /var/lib/kubelet/kubeadm-flags.env on upgrade"},
+		wantKinds:   []Kind{KindKubeletRejectsFlag, KindKubeadmKeepsFlag},
+		wantPins:    []string{"registry.k8s.io/pause:3.10.2"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.10.2"},
+	},
+	{
+		// CRI-O 1.37's default is pause:3.10.1, kubeadm 1.37's 3.10.2.
+		node:        "crio-1.37-kubeadm-1.37",
+		opts:        Options{RuntimeVersion: "1.37.0", KubeadmVersion: "v1.37.2"},
+		wantImage:   "registry.k8s.io/pause:3.10.1",
+		wantRuntime: "cri-o", wantWinner: SourceRuntimeDefault,
+		wantConflicts: []string{"kubeadm v1.37.2 pre-pulls and expects registry.k8s.io/pause:3.10.2 but cri-o starts sandboxes with registry.k8s.io/pause:3.10.1"},
+		wantNotes: []string{"kubeadm v1.37.2 upgrade runs its pause image registry.k8s.io/pause:3.10.2 as the container of a Job",
+			"is not cri-o's sandbox image as it names it, registry.k8s.io/pause:3.10.1"},
+		wantKinds:   []Kind{KindKubeadmDiffers, KindKubeadmUpgradeRunsPause},
+		wantPins:    []string{"registry.k8s.io/pause:3.10.1"},
+		wantMode:    pin.CRIOCompat,
+		wantPrepull: []string{"registry.k8s.io/pause:3.10.1", "registry.k8s.io/pause:3.10.2"},
+	},
+	{
+		// containerd 2.2 reached its end of life on 2026-11-06.
+		node:        "containerd-2.2-eol",
+		opts:        Options{RuntimeVersion: "2.2.10", KubeletVersion: "v1.34.3"},
+		wantImage:   "registry.k8s.io/pause:3.10.1",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantNotes: []string{
+			"containerd 2.2.10 is past its end of life: upstream supported its release line 2.2 through 2026-11-06 (RELEASES.md support table @v2.4.2",
+			"and it is 2026-12-06, the day sandboxpin's support table was read",
+			"kubelet v1.34.3 is past its end of life: its minor 1.34 is not among the three newest Kubernetes minors",
+		},
+		wantKinds:   []Kind{KindEndOfLife},
+		wantPins:    []string{"registry.k8s.io/pause:3.10.1"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.10.1"},
+	},
 }
 
 func nodeRoot(t testing.TB, node string) string {
@@ -309,10 +387,19 @@ func TestResolveNodes(t *testing.T) {
 			assert.Equal(t, tt.wantPins, res.Pins, "Pins")
 			assert.Equal(t, tt.wantMode, res.PinMode, "PinMode")
 			assert.Equal(t, tt.wantPrepull, res.Prepull, "Prepull")
+			assert.Equal(t, tt.wantLabels, res.PinLabels, "PinLabels")
+			for _, k := range tt.wantKinds {
+				assert.True(t, slices.ContainsFunc(res.Notes, func(n Note) bool { return n.Kind == k }) ||
+					slices.ContainsFunc(res.Conflicts, func(c Conflict) bool { return c.Kind == k }), "no note or conflict of kind %q", k)
+			}
 			// The pins compile into a matcher that pins the sandbox image.
 			m, err := pin.Compile(res.Pins, pin.WithMode(res.PinMode))
 			require.NoError(t, err)
 			assert.True(t, m.IsPinned(res.SandboxImage), "IsPinned(%q)", res.SandboxImage)
+			// So does the runtime's own matcher.
+			own, err := res.RuntimeMatcher()
+			require.NoError(t, err)
+			assert.True(t, own.IsPinned(res.SandboxImage), "RuntimeMatcher().IsPinned(%q)", res.SandboxImage)
 			// Every origin of a file candidate is file:line inside the tree.
 			for _, c := range res.Candidates {
 				if strings.HasPrefix(c.Origin, "/") {
@@ -351,12 +438,12 @@ func TestResolveEdgeCases(t *testing.T) {
 		name          string
 		files         map[string]string
 		opts          Options
-		wantImage     string   // SandboxImage
-		wantRuntime   string   // Runtime
-		wantConflicts int      // number of conflicts
-		wantOneSided  int      // conflicts with a zero B
-		wantNotes     []string // substrings some note has
-		wantPrepull   []string // Prepull, nil to skip
+		wantImage     string          // SandboxImage
+		wantRuntime   criinfo.Runtime // Runtime
+		wantConflicts int             // number of conflicts
+		wantOneSided  int             // conflicts with a zero B
+		wantNotes     []string        // substrings some note has
+		wantPrepull   []string        // Prepull, nil to skip
 	}{
 		{
 			name:      "empty node",
@@ -639,7 +726,7 @@ func TestCRIDockerdVersion(t *testing.T) {
 			}
 			res, err := Resolve(context.Background(), opts)
 			requireResolved(t, res, err)
-			assert.Equal(t, "cri-dockerd", res.Runtime)
+			assert.Equal(t, criinfo.RuntimeCRIDockerd, res.Runtime)
 			assert.Equal(t, tt.wantImage, res.SandboxImage)
 			if tt.wantNote != "" {
 				assert.True(t, containsSub(res.Notes, tt.wantNote), "no note contains %q in %q", tt.wantNote, res.Notes)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
@@ -70,7 +71,7 @@ func (n *nodeFlags) unknown(res *resolve.Result) error {
 	if n.root != "" {
 		where = n.root
 	}
-	if res.Runtime == "" {
+	if res.Runtime == criinfo.RuntimeUnknown {
 		return fail(exitUnknown, "cannot tell the sandbox image: no container runtime found under %s "+
 			"(no config file of containerd, CRI-O or cri-dockerd) and no runtime socket asked; give --runtime-endpoint", where)
 	}
@@ -81,7 +82,7 @@ func (n *nodeFlags) unknown(res *resolve.Result) error {
 // printResult writes resolve's text: the answer first, then the one fix,
 // then how it was found.
 func printResult(w io.Writer, res *resolve.Result) {
-	runtime := res.Runtime
+	runtime := string(res.Runtime)
 	if runtime == "" {
 		runtime = "no runtime found"
 	}
@@ -114,10 +115,16 @@ func printResult(w io.Writer, res *resolve.Result) {
 		}
 	}
 	how := "strict: compared as canonical references, registry aliases applied"
-	if res.PinMode == pin.CRIOCompat {
+	switch res.PinMode {
+	case pin.CRIOCompat:
 		how = "as CRI-O compares them: raw strings up to case, x* anywhere in the name"
+	case pin.CRIDockerdCompat:
+		how = "as cri-dockerd compares them: the sandbox image, then --pinned-images, raw strings against the names `docker images` shows"
 	}
 	fmt.Fprintf(w, "\nPins (%s): %s\n", how, orNone(res.Pins))
+	if len(res.PinLabels) > 0 {
+		fmt.Fprintf(w, "Pinned image labels (--pinned-image-labels): %s\n", orNone(res.PinLabels))
+	}
 	fmt.Fprintf(w, "Pre-pull: %s\n", orNone(res.Prepull))
 }
 
@@ -131,7 +138,7 @@ var versionFlags = map[string]string{
 // was used and from where, and for each unknown one the flag that gives it.
 func versionsLine(res *resolve.Result) string {
 	var parts []string
-	for _, comp := range []string{res.Runtime, "kubelet", "kubeadm"} {
+	for _, comp := range []string{string(res.Runtime), "kubelet", "kubeadm"} {
 		if comp == "" {
 			continue
 		}

@@ -15,6 +15,10 @@ import (
 const (
 	criDockerdUnit = "cri-docker.service"
 	criDockerdFlag = "pod-infra-container-image"
+	// The list flags of cri-dockerd 0.4.7 and later (cri-dockerd#571,
+	// core/pinned.go read at 89da1c1793ab; see pin.CRIDockerdCompat).
+	criDockerdPinnedImages = "pinned-images"
+	criDockerdPinnedLabels = "pinned-image-labels"
 )
 
 // systemdUnitDirs lists the unit directories by precedence, highest first.
@@ -69,7 +73,11 @@ type CRIDockerd struct {
 	Files      []string // unit file, then drop-ins, in systemd's order
 	ExecStart  *Found   // the ExecStart that wins (Value is the whole command line)
 	PauseImage *Found   // --pod-infra-container-image in that ExecStart; nil if absent
-	Notes      []string
+	// PinnedImages and PinnedImageLabels are the values of every
+	// --pinned-images and --pinned-image-labels in that ExecStart, one
+	// Found per occurrence, as written (split them with PinnedListEntries).
+	PinnedImages, PinnedImageLabels []Found
+	Notes                           []string
 }
 
 // ReadCRIDockerd reads cri-docker.service (the first found in
@@ -114,6 +122,14 @@ func ReadCRIDockerd(fsys fs.FS) (*CRIDockerd, error) {
 		if strings.Contains(v, "$") {
 			cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s: --%s=%s uses an environment variable, which sandboxpin does not expand",
 				at.Origin(), criDockerdFlag, v))
+		}
+	}
+	for _, fl := range []struct {
+		name string
+		to   *[]Found
+	}{{criDockerdPinnedImages, &cfg.PinnedImages}, {criDockerdPinnedLabels, &cfg.PinnedImageLabels}} {
+		for _, w := range flagValues(last.args, fl.name) {
+			*fl.to = append(*fl.to, Found{Value: w.Text, Path: last.at.Path, Line: last.e.LineAt(w.Off), Key: "ExecStart", Flag: "--" + fl.name})
 		}
 	}
 	return cfg, nil
@@ -197,6 +213,27 @@ func flagValue(args []unitfile.Word, name string) (string, int, bool) {
 		}
 	}
 	return val, at, ok
+}
+
+// flagValues returns the value of every --name=value and --name value in
+// args before a "--", in order, each with the word that holds it.
+func flagValues(args []unitfile.Word, name string) []unitfile.Word {
+	var vals []unitfile.Word
+	long := "--" + name
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a.Text == "--":
+			return vals
+		case strings.HasPrefix(a.Text, long+"="):
+			a.Text = a.Text[len(long)+1:]
+			vals = append(vals, a)
+		case a.Text == long && i+1 < len(args):
+			vals = append(vals, args[i+1])
+			i++
+		}
+	}
+	return vals
 }
 
 // ExecPath returns the fs path of the executable an ExecStart= value names

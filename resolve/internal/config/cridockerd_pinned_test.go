@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodetest"
 )
 
 func TestPinnedListEntries(t *testing.T) {
@@ -35,6 +37,62 @@ func TestPinnedListEntries(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got, "PinnedListEntries(%q)", tt.values)
+		})
+	}
+}
+
+func TestReadCRIDockerdPinnedFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		files      map[string]string
+		wantImages []string // --pinned-images values, as written
+		wantLabels []string // --pinned-image-labels values
+		wantLines  []int    // line of each --pinned-images value
+	}{
+		{
+			name:  "none",
+			files: map[string]string{unitLib: "[Service]\nExecStart=/usr/bin/cri-dockerd --container-runtime-endpoint fd://\n"},
+		},
+		{
+			name: "both forms, continuation lines",
+			files: map[string]string{unitLib: "[Service]\nExecStart=/usr/bin/cri-dockerd \\\n  --pinned-images=pause:3.10,nginx \\\n" +
+				"  --pinned-images \"quay.io/team/*\" \\\n  --pinned-image-labels=tier=system\n"},
+			wantImages: []string{"pause:3.10,nginx", "quay.io/team/*"}, wantLabels: []string{"tier=system"}, wantLines: []int{3, 4},
+		},
+		{
+			name: "a drop-in's ExecStart replaces the unit's",
+			files: map[string]string{
+				unitLib: "[Service]\nExecStart=/usr/bin/cri-dockerd --pinned-images=old\n",
+				"etc/systemd/system/cri-docker.service.d/10-pins.conf": "[Service]\nExecStart=\nExecStart=/usr/bin/cri-dockerd --pinned-images=new:1\n",
+			},
+			wantImages: []string{"new:1"}, wantLines: []int{3},
+		},
+		{
+			name:       "after -- is no flag",
+			files:      map[string]string{unitLib: "[Service]\nExecStart=/usr/bin/cri-dockerd --pinned-images=a:1 -- --pinned-images=b:1\n"},
+			wantImages: []string{"a:1"}, wantLines: []int{2},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ReadCRIDockerd(nodetest.MapFS(tt.files))
+			require.NoError(t, err)
+			require.NotNil(t, got)
+			var images, labels []string
+			var lines []int
+			for _, f := range got.PinnedImages {
+				images, lines = append(images, f.Value), append(lines, f.Line)
+				assert.Equal(t, "--pinned-images", f.Flag)
+				assert.Equal(t, "ExecStart", f.Key)
+			}
+			for _, f := range got.PinnedImageLabels {
+				labels = append(labels, f.Value)
+			}
+			assert.Equal(t, tt.wantImages, images, "PinnedImages")
+			assert.Equal(t, tt.wantLabels, labels, "PinnedImageLabels")
+			assert.Equal(t, tt.wantLines, lines, "lines")
 		})
 	}
 }

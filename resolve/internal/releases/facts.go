@@ -37,6 +37,7 @@ const (
 	KubeletRejectsFlag                          // no longer has --pod-infra-container-image
 	KubeadmKeepsFlag                            // upgrade no longer removes --pod-infra-container-image from kubeadm-flags.env
 	KubeadmUpgradeRunsPause                     // upgrade runs kubeadm's pause image as a Job's container
+	CRIDockerdPinsFlags                         // pins what --pinned-images and --pinned-image-labels name
 	numFacts
 )
 
@@ -192,6 +193,14 @@ var facts = [numFacts][]Row{
 		{Kubeadm, Range{"1.30.0", "1.36.0-rc.0"}, "", "the same, the timeout an error, @v1.30.0, @v1.34.0, @v1.35.0, @v1.35.4"},
 		{Kubeadm, Range{"1.36.0-rc.0", ""}, "", "the same with timeout 60 s @v1.36.0-rc.0, @v1.36.0, @v1.36.3, @v1.37.2 (kubernetes#136273); " +
 			"upgrade apply's preflight phase and upgrade plan call CheckClusterHealth (cmd/kubeadm/app/cmd/phases/upgrade/apply/preflight.go, cmd/kubeadm/app/cmd/upgrade/common.go @v1.36.0)"},
+	},
+	CRIDockerdPinsFlags: {
+		{CRIDockerd, Range{"0.4.7", ""}, "cri-dockerd %s pins, beside its sandbox image, the images that --pinned-images names and those " +
+			"--pinned-image-labels selects (cri-dockerd#571): raw, case-sensitive strings compared with the names `docker images` shows " +
+			"(a trailing * a prefix, a bare repository every tag of it), with no normalization; put the name `docker images` shows for an image there to pin it",
+			"core/pinned.go newPinnedImageMatcher and matches, core/pinned_test.go, read at commits 89da1c1793ab and fcde94e77660 of cri-dockerd#571, " +
+				"first released in v0.4.7 (2026-09-09; v0.4.10 the newest): no v0.4.7 or later tag could be read (the mirror holds none, the Go module proxy " +
+				"refuses v0.4.7 and v0.4.10), nor config/options.go's flag definitions, so a comma-separated and a repeated flag are both read (pin.CRIDockerdCompat)"},
 	},
 }
 

@@ -55,6 +55,10 @@ var holdsTests = []struct {
 	{name: "runs pause 1.35.4", fact: KubeadmUpgradeRunsPause, version: "1.35.4", want: true},
 	{name: "runs pause 1.36.0-rc.0", fact: KubeadmUpgradeRunsPause, version: "1.36.0-rc.0", want: true},
 	{name: "runs pause 1.37.2", fact: KubeadmUpgradeRunsPause, version: "1.37.2", want: true},
+	// core/pinned.go arrived with cri-dockerd#571, first in v0.4.7.
+	{name: "pins flags 0.4.4", fact: CRIDockerdPinsFlags, version: "0.4.4"},
+	{name: "pins flags 0.4.7", fact: CRIDockerdPinsFlags, version: "0.4.7", want: true},
+	{name: "pins flags 0.4.10", fact: CRIDockerdPinsFlags, version: "0.4.10", want: true},
 }
 
 func TestFactHolds(t *testing.T) {

@@ -26,6 +26,21 @@ var supportEnds = []Row{
 	{Containerd, Range{"2.4", "2.5"}, "2027-05-16", containerdReleases + "2.4 Active, May 16, 2027"},
 }
 
+// supportRead is the day the support rows were read (containerd's
+// RELEASES.md @v2.4.2, and the newest Kubernetes release the Go module
+// proxy listed): what they say holds on that day, and end of life is
+// judged at it unless the caller knows a later one.
+const supportRead = "2026-12-06"
+
+// SupportRead returns the day the support rows were read, at midnight UTC.
+func SupportRead() time.Time {
+	t, err := time.Parse(time.DateOnly, supportRead)
+	if err != nil {
+		panic(err) // a constant
+	}
+	return t
+}
+
 // kubernetesSupportRead is where the Kubernetes rows were read.
 const kubernetesSupportRead = "content/en/releases/version-skew-policy.md (kubernetes/website 0637786b3): the project maintains release branches " +
 	"for the three newest minors; the newest minor is 1.37: v1.37.2 is the newest release of k8s.io/kubernetes the Go module proxy lists " +

@@ -49,6 +49,7 @@ var factNames = [numFacts]string{
 	KubeletRejectsFlag:              "KubeletRejectsFlag",
 	KubeadmKeepsFlag:                "KubeadmKeepsFlag",
 	KubeadmUpgradeRunsPause:         "KubeadmUpgradeRunsPause",
+	CRIDockerdPinsFlags:             "CRIDockerdPinsFlags",
 }
 
 // renderDoc writes every row as Markdown tables.
