@@ -41,7 +41,7 @@ func TestApplyKeepsModeAndOwner(t *testing.T) {
 	dir := copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin")
 	p := planOf(t, dir)
 	target := filepath.Join(dir, p.Edits[0].Path)
-	require.NoError(t, os.Chmod(target, 0o640))
+	require.NoError(t, os.Chmod(target, 0o640)) //nolint:gosec // G302: a mode to keep, not the default
 	if os.Geteuid() == 0 {
 		require.NoError(t, os.Chown(target, 1234, 5678))
 	}
@@ -76,9 +76,9 @@ func TestApplyRefuses(t *testing.T) {
 		spoil func(path string) error
 		want  error
 	}{
-		{"changed", func(p string) error { return os.WriteFile(p, []byte("[Service]\n"), 0o644) }, ErrChanged},
+		{"changed", func(p string) error { return os.WriteFile(p, []byte("[Service]\n"), 0o600) }, ErrChanged},
 		{"fifo", func(p string) error { _ = os.Remove(p); return syscall.Mkfifo(p, 0o644) }, ErrNotRegular},
-		{"directory", func(p string) error { _ = os.Remove(p); return os.Mkdir(p, 0o755) }, ErrNotRegular},
+		{"directory", func(p string) error { _ = os.Remove(p); return os.Mkdir(p, 0o750) }, ErrNotRegular},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin")
@@ -108,11 +108,11 @@ func TestApplyConfined(t *testing.T) {
 	hostFile := filepath.Join(host, "kubeadm.yaml")
 	orig, err := os.ReadFile(filepath.Join(dir, "etc/kubernetes/kubeadm.yaml"))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(hostFile, orig, 0o644))
+	require.NoError(t, os.WriteFile(hostFile, orig, 0o600)) //nolint:gosec // G703: the test's own temporary directory
 	// The node's file is a link to the host's path, which inside the
 	// root holds the same file.
 	inRoot := filepath.Join(dir, host)
-	require.NoError(t, os.MkdirAll(inRoot, 0o755))
+	require.NoError(t, os.MkdirAll(inRoot, 0o750))
 	require.NoError(t, os.Rename(filepath.Join(dir, "etc/kubernetes/kubeadm.yaml"), filepath.Join(inRoot, "kubeadm.yaml")))
 	require.NoError(t, os.Symlink(hostFile, filepath.Join(dir, "etc/kubernetes/kubeadm.yaml")))
 	p := planOf(t, dir)
@@ -158,7 +158,7 @@ func TestApplyKilled(t *testing.T) {
 	for k := range steps {
 		t.Run(strconv.Itoa(k), func(t *testing.T) {
 			dir := copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin")
-			cmd := exec.Command(os.Args[0], "-test.run=^TestApplyKilled$", "-test.count=1")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestApplyKilled$", "-test.count=1") //nolint:gosec // G702: this test binary
 			cmd.Env = append(os.Environ(), "SANDBOXPIN_KILL_DIR="+dir, "SANDBOXPIN_KILL_AT="+strconv.Itoa(k))
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError

@@ -15,11 +15,11 @@ func Example() {
 	// registry, where containerd never pins the name it stores.
 	dir, _ := os.MkdirTemp("", "node")
 	defer os.RemoveAll(dir)
-	_ = os.MkdirAll(filepath.Join(dir, "etc/containerd"), 0o755)
+	_ = os.MkdirAll(filepath.Join(dir, "etc/containerd"), 0o750)
 	_ = os.WriteFile(filepath.Join(dir, "etc/containerd/config.toml"), []byte(`version = 2
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "k8s.gcr.io/pause:3.9" # the old registry
-`), 0o644)
+`), 0o600)
 
 	ctx := context.Background()
 	opts := resolve.Options{Root: resolve.DirFS(dir), RuntimeVersion: "1.7.20"}

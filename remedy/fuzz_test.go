@@ -165,7 +165,7 @@ func FuzzRemoveFlag(f *testing.F) {
 			}
 			return w
 		}
-		if got, want := words(string(out)), words(string(tx.lines[0])+line+"\nY=2\n"); !reflect.DeepEqual(got, want) {
+		if got, want := words(string(out)), words(tx.lines[0]+line+"\nY=2\n"); !reflect.DeepEqual(got, want) {
 			t.Fatalf("words changed: %q, want %q (%q)", got, want, out)
 		}
 		if !strings.HasSuffix(string(out), "Y=2\n") {

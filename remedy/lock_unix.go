@@ -4,6 +4,7 @@ package remedy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,13 +15,13 @@ import (
 // lock takes an exclusive flock(2) on the root directory itself (no file
 // is made), waiting while another run holds it, until ctx ends.
 func lock(ctx context.Context, dir string) (func(), error) {
-	d, err := os.Open(dir)
+	d, err := os.Open(dir) //nolint:gosec // G703: the root the caller names, opened to lock it
 	if err != nil {
 		return nil, fmt.Errorf("remedy: root: %w", err)
 	}
 	for {
 		err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			break
 		}
 		select {

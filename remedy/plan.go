@@ -52,7 +52,7 @@ type Edit struct {
 	Path string `json:"path"`
 	// Create says the file is new (a drop-in the plan adds).
 	Create bool `json:"create,omitempty"`
-	// Component is what reads the file: "containerd", "crio",
+	// Component is what reads the file: "containerd", "cri-o",
 	// "cri-dockerd", "kubelet" or "kubeadm".
 	Component string `json:"component"`
 	// Changes are the values or lines changed, each with the findings it
@@ -243,7 +243,7 @@ func (p *planner) component(np string) string {
 		case resolve.SourceContainerdConfig:
 			return "containerd"
 		case resolve.SourceCRIOConfig:
-			return "crio"
+			return "cri-o"
 		case resolve.SourceCRIDockerdFlags:
 			return "cri-dockerd"
 		case resolve.SourceKubeletFlags:
@@ -254,7 +254,7 @@ func (p *planner) component(np string) string {
 	}
 	switch {
 	case strings.HasPrefix(np, "/etc/crio/"):
-		return "crio"
+		return "cri-o"
 	case strings.Contains(np, "containerd"):
 		return "containerd"
 	case strings.Contains(np, "cri-docker"):
@@ -280,6 +280,8 @@ func (p *planner) fix(f resolve.Fix) error {
 		p.manual(f)
 	case resolve.ActionRemove:
 		return p.remove(f)
+	case resolve.ActionAdd:
+		return p.addFlag(f)
 	case resolve.ActionPull:
 		p.pull(f.Answers, f.To, f.From, f.Message)
 	case resolve.ActionRestart:
@@ -408,7 +410,7 @@ func (p *planner) addSandbox(f resolve.Fix) error {
 			h, fl.t = hunk{repl: h.repl}, splitText(nil)
 		}
 		fl.change(f.Answers, loc, h, f.Message)
-	case "crio":
+	case "cri-o":
 		np, err := p.lastDropIn("/etc/crio/crio.conf.d", "99-sandboxpin.conf")
 		if err != nil {
 			return err
@@ -521,6 +523,58 @@ func (p *planner) remove(f resolve.Fix) error {
 	return nil
 }
 
+// addFlag adds f.Flag=f.To to the end of a unit's command line: the
+// ExecStart at f's place, else the one a candidate of cri-dockerd's flags
+// was read from, else the package's unit through a drop-in.
+func (p *planner) addFlag(f resolve.Fix) error {
+	if f.Flag == "" || f.To == "" {
+		p.manual(f)
+		return nil
+	}
+	if f.Path == "" {
+		for _, c := range p.res.Candidates {
+			if c.Source == resolve.SourceCRIDockerdFlags && c.Key == "ExecStart" {
+				f.Path, f.Line, f.Key = c.Path, c.Line, c.Key
+			}
+		}
+	}
+	appendFlag := func(cmd string) (string, bool) {
+		body := strings.TrimRight(cmd, "\r\n")
+		return body + " " + f.Flag + "=" + f.To + cmd[len(body):], true
+	}
+	comp := "cri-dockerd"
+	if f.Path == "" {
+		unit, err := p.findUnit("cri-docker.service")
+		if err != nil {
+			p.manual(f)
+			return nil //nolint:nilerr // no unit: by hand
+		}
+		f.Path, f.Key = unit.path, "ExecStart"
+	}
+	if isPackageUnit(f.Path) {
+		return p.overrideExecStart(f, comp, appendFlag)
+	}
+	fl, err := p.open(f.Path, comp)
+	if err != nil {
+		return err
+	}
+	// The last line of the command that line f.Line is part of.
+	n := f.Line
+	for n >= 1 && n <= len(fl.t.lines) {
+		b, _ := fl.t.body(n)
+		if !strings.HasSuffix(strings.TrimRight(b, " \t"), `\`) {
+			break
+		}
+		n++
+	}
+	if n < 1 || n > len(fl.t.lines) {
+		return fmt.Errorf("%s: %w: no command line at line %d", f.Path, ErrChanged, f.Line)
+	}
+	b, end := fl.t.body(n)
+	fl.change(f.Answers, f.Location, hunk{start: n - 1, n: 1, repl: []string{b + " " + f.Flag + "=" + f.To + end}}, f.Message)
+	return nil
+}
+
 // pull records the step that stores the image under name: a pull through
 // CRI, or, where the image is stored under another spelling from, a tag of
 // it with the runtime's own tool.
@@ -533,7 +587,7 @@ func (p *planner) pull(k resolve.Kind, name, from, msg string) {
 	s := Step{Action: resolve.ActionPull, Answers: k, Component: string(p.res.Runtime), Image: name, From: from,
 		Commands: []string{"crictl pull " + name}, Message: msg}
 	if from != "" {
-		tag := map[string]string{"containerd": "ctr -n k8s.io images tag", "crio": "podman tag", "cri-dockerd": "docker tag"}[string(p.res.Runtime)]
+		tag := map[string]string{"containerd": "ctr -n k8s.io images tag", "cri-o": "podman tag", "cri-dockerd": "docker tag"}[string(p.res.Runtime)]
 		if tag != "" {
 			s.Commands = append(s.Commands, tag+" "+from+" "+name)
 		}
@@ -610,7 +664,7 @@ func (p *planner) finish() (*Plan, error) {
 			steps = append(steps, s)
 		}
 	}
-	for _, comp := range []string{"containerd", "crio", "cri-dockerd", "kubelet"} {
+	for _, comp := range []string{"containerd", "cri-o", "cri-dockerd", "kubelet"} {
 		if !restarts[comp] {
 			continue
 		}
@@ -647,7 +701,7 @@ func (p *planner) finish() (*Plan, error) {
 // containers.
 var restartKeeps = map[string]string{
 	"containerd":  "running containers keep running: their shims outlive containerd",
-	"crio":        "running containers keep running: conmon outlives CRI-O",
+	"cri-o":       "running containers keep running: conmon outlives CRI-O",
 	"cri-dockerd": "running containers keep running: Docker Engine runs them",
 	"kubelet":     "running pods keep running",
 }
@@ -655,7 +709,7 @@ var restartKeeps = map[string]string{
 // unitOf is the systemd unit of a component.
 func unitOf(comp string, res *resolve.Result) string {
 	switch comp {
-	case "crio":
+	case "cri-o":
 		return "crio.service"
 	case "cri-dockerd":
 		return "cri-docker.service"

@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxpin/sandboxpin/audit"
+	"github.com/sandboxpin/sandboxpin/reference"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
@@ -23,82 +25,48 @@ var update = flag.Bool("update", false, "rewrite testdata/plans from the plans m
 // sampleNodes are resolve's sample nodes, and examples' node.
 var sampleNodes = []string{"../resolve/testdata/nodes", "../examples/testdata"}
 
-// nodeOptions are the versions each sample node is planned with (those of
-// resolve's TestResolveNodes); every sample node must have a row.
-var nodeOptions = map[string][]resolve.Options{
-	"containerd-1.6-v2":                {{RuntimeVersion: "1.6.20", KubeadmVersion: "v1.26.15"}},
-	"containerd-1.6-debian-dpkg":       {{}},
-	"containerd-1.7-alias":             {{RuntimeVersion: "v1.7.20", KubeadmVersion: "v1.28.4"}},
-	"containerd-2.2-v3-imports":        {{RuntimeVersion: "2.2.9", KubeadmVersion: "v1.34.1", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}},
-	"containerd-2.2-v3-ignored-v2-key": {{RuntimeVersion: "v2.2.9"}},
-	"containerd-2.3-v4-default":        {{}, {RuntimeVersion: "2.4.2"}},
-	"containerd-2.3-v3-migrated":       {{RuntimeVersion: "v2.3.7"}, {RuntimeVersion: "2.2.9"}, {}},
-	"containerd-2.4-v4-ignored-v2-key": {{RuntimeVersion: "2.4.2"}, {RuntimeVersion: "2.2.9"}},
-	"containerd-2.0-v2-migrated":       {{RuntimeVersion: "2.0.5"}},
-	"containerd-2.3.3-short":           {{RuntimeVersion: "2.3.3"}, {RuntimeVersion: "2.4.2"}},
-	"k3s":                              {{}, {RuntimeVersion: "2.4.2"}},
-	"crio-dropins":                     {{RuntimeVersion: "1.31.3", KubeadmVersion: "v1.31.3"}},
-	"cri-dockerd":                      {{KubeletVersion: "v1.35.0"}},
-	"kubelet-flag-dropin": {
-		{RuntimeVersion: "2.4.2", KubeletVersion: "1.35.0", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
-		{RuntimeVersion: "2.4.2", KubeletVersion: "1.33.0", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
-		{RuntimeVersion: "2.4.2"},
-	},
-	"kubeadm-mirror":           {{RuntimeVersion: "1.7.22", KubeadmVersion: "v1.30.3", KubeadmConfigPath: "etc/kubernetes/kubeadm.yaml"}},
-	"two-runtimes":             {{}},
-	"digest":                   {{KubeadmVersion: "v1.31.0"}},
-	"cri-dockerd-0.4.7-pinned": {{RuntimeVersion: "0.4.7"}, {}},
-	"kubeadm-1.36-flag":        {{RuntimeVersion: "2.4.2", KubeadmVersion: "v1.36.0", KubeletVersion: "v1.36.0"}},
-	"crio-1.37-kubeadm-1.37":   {{RuntimeVersion: "1.37.0", KubeadmVersion: "v1.37.2"}},
-	"containerd-2.2-eol":       {{RuntimeVersion: "2.2.10", KubeletVersion: "v1.34.3"}},
-	"node":                     {{}},
-	"crio-node":                {{}},
-	"debian-node":              {{}},
-	"node-clean":               {{}},
+// sampleVersions reads resolve/testdata/nodes/versions.json: the versions
+// each sample node is resolved with, by node.
+func sampleVersions(t testing.TB, path string) map[string][]resolve.Options {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var rows map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &rows))
+	out := map[string][]resolve.Options{}
+	for node, raw := range rows {
+		if node == "//" {
+			continue
+		}
+		var runs []map[string]string
+		require.NoError(t, json.Unmarshal(raw, &runs), "%s: %s", path, node)
+		for _, r := range runs {
+			out[node] = append(out[node], resolve.Options{RuntimeVersion: r["runtime-version"], KubeletVersion: r["kubelet-version"],
+				KubeadmVersion: r["kubeadm-version"], KubeadmConfigPath: r["kubeadm-config"]})
+		}
+	}
+	return out
 }
 
 // copyTree copies the directory src to a new temporary directory.
 func copyTree(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(out, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(l, out)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		fi, _ := d.Info()
-		return os.WriteFile(out, b, fi.Mode().Perm())
-	})
-	require.NoError(t, err)
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
 	return dst
 }
 
-// readTree returns every regular file under dir by its slash path.
+// readTree returns every regular file under dir by its node path.
 func readTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	files := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	fsys := os.DirFS(dir)
+	require.NoError(t, fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		files["/"+filepath.ToSlash(rel)] = string(b)
+		b, err := fs.ReadFile(fsys, p)
+		files["/"+p] = string(b)
 		return err
 	}))
 	return files
@@ -137,7 +105,9 @@ func prefixed(p, s string) string {
 // planned files, that it resolves without the findings the plan answered,
 // and that a second plan has no edit.
 func TestSampleNodes(t *testing.T) {
+	t.Parallel()
 	var nodes []string
+	versions := sampleVersions(t, sampleNodes[0]+"/versions.json")
 	for _, dir := range sampleNodes {
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err)
@@ -149,10 +119,13 @@ func TestSampleNodes(t *testing.T) {
 	}
 	for _, node := range nodes {
 		name := filepath.Base(node)
-		rows, ok := nodeOptions[name]
-		require.True(t, ok, "sample node %s has no row in nodeOptions", name)
+		rows, ok := versions[name]
+		if filepath.Dir(node) != filepath.Clean(sampleNodes[0]) {
+			rows, ok = []resolve.Options{{}}, true // the examples' nodes
+		}
+		require.True(t, ok, "sample node %s has no row in %s/versions.json", name, sampleNodes[0])
 		for i, opts := range rows {
-			for _, images := range []string{"", "canonical"} {
+			for _, images := range []string{"", "canonical", "unpinned"} {
 				t.Run(fmt.Sprintf("%s/%d/%s", name, i, images), func(t *testing.T) {
 					t.Parallel()
 					opts := opts // each subtest its own Root
@@ -169,6 +142,9 @@ func TestSampleNodes(t *testing.T) {
 					var v *audit.Verdict
 					if images != "" {
 						obs := audit.Observation[*audit.ListedImage]{Images: canonicalImages(t, res)}
+						if images == "unpinned" {
+							obs.Images = unpinnedImages(t, res)
+						}
 						judge = func(r *resolve.Result) (*audit.Verdict, error) { return audit.Judge(r, obs) }
 						v, err = judge(res)
 						require.NoError(t, err)
@@ -178,8 +154,8 @@ func TestSampleNodes(t *testing.T) {
 					golden := filepath.Join("testdata", "plans", fmt.Sprintf("%s-%d%s.txt", name, i, prefixed("-", images)))
 					got := render(p)
 					if *update {
-						require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-						require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+						require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755)) //nolint:gosec // G301: a directory of the repository
+						require.NoError(t, os.WriteFile(golden, []byte(got), 0o644)) //nolint:gosec // G306: a file of the repository
 					}
 					want, err := os.ReadFile(golden)
 					require.NoError(t, err, "go test ./remedy -update writes it")
@@ -225,7 +201,8 @@ func TestSampleNodes(t *testing.T) {
 }
 
 // canonicalImages is the sandbox image stored under the canonical form of
-// its name, pinned.
+// its name, pinned ("canonical"); "unpinned" is the image stored under its
+// configured name and not pinned.
 func canonicalImages(t *testing.T, res *resolve.Result) []*audit.ListedImage {
 	t.Helper()
 	ref, err := res.Aliases().Parse(res.SandboxImage)
@@ -233,4 +210,16 @@ func canonicalImages(t *testing.T, res *resolve.Result) []*audit.ListedImage {
 		return nil
 	}
 	return []*audit.ListedImage{{ID: "sha256:0123", RepoTags: []string{ref.String()}, Pinned: true}}
+}
+
+// unpinnedImages is the sandbox image stored as the runtime stores its
+// configured name, not pinned: containerd and CRI-O store the canonical
+// name, cri-dockerd (Docker) the name as written.
+func unpinnedImages(t *testing.T, res *resolve.Result) []*audit.ListedImage {
+	t.Helper()
+	name := res.SandboxImage
+	if plain, err := reference.Parse(name); err == nil && res.Runtime != "cri-dockerd" {
+		name = plain.String()
+	}
+	return []*audit.ListedImage{{ID: "sha256:0123", RepoTags: []string{name}}}
 }

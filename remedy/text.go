@@ -3,6 +3,7 @@ package remedy
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -330,17 +331,7 @@ func tomlKeys(s string, stop byte) ([]string, string, bool) {
 	}
 }
 
-func equalKeys(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func equalKeys(a, b []string) bool { return slices.Equal(a, b) }
 
 // tomlQuote quotes a value (an image reference: no quote, no backslash, no
 // control byte) in the quote the file uses for its table names.

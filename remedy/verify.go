@@ -18,8 +18,10 @@ import (
 // made (opts.Root overlaid with each Edit's After; nothing is written),
 // judges it with judge when the plan has a Verdict, and returns an error
 // wrapping [ErrUnverified] unless the edited node clears every finding an
-// edit answers (but those a step answers too) and has none the node had
-// not (but a verdict's findings about the stored image, when the plan
+// edit answers (but those a step answers too, and the verdict's unpinned
+// findings that the runtime's own configuration answers once the restart
+// the plan names has made it read the edited files) and has none the node
+// had not (but the verdict's findings on the stored image, when the plan
 // stores it under a new name). opts must be those p.Result was resolved
 // with. judge is typically
 //
@@ -49,11 +51,8 @@ func Verify(ctx context.Context, p *Plan, opts resolve.Options, judge func(*reso
 		}
 	}
 	before, after := findings(p.Result, p.Verdict), findings(res, v)
-	if v != nil && pinsAfterRestart(v, after) {
-		after = slices.DeleteFunc(after, func(k resolve.Kind) bool { return k == resolve.KindSandboxUnpinned })
-	}
 	answered, excused := map[resolve.Kind]bool{}, map[resolve.Kind]bool{}
-	pulls := false
+	pulls, restarts := false, false
 	for _, e := range p.Edits {
 		for _, c := range e.Changes {
 			for _, k := range c.Answers {
@@ -64,12 +63,16 @@ func Verify(ctx context.Context, p *Plan, opts resolve.Options, judge func(*reso
 	for _, s := range p.Steps {
 		excused[s.Answers] = true
 		pulls = pulls || s.Action == resolve.ActionPull
+		restarts = restarts || s.Action == resolve.ActionRestart
+	}
+	if v != nil && restarts {
+		after = slices.DeleteFunc(after, func(k resolve.Kind) bool { return pinsAfterRestart(v, after, k) })
 	}
 	for _, k := range after {
 		switch {
 		case answered[k] && !excused[k]:
 			return fmt.Errorf("%w: %s remains after the edits", ErrUnverified, k)
-		case !slices.Contains(before, k) && !(pulls && isStoreKind(k)):
+		case !slices.Contains(before, k) && (!pulls || !isStoreKind(k)):
 			return fmt.Errorf("%w: the edits bring %s", ErrUnverified, k)
 		}
 	}
@@ -90,22 +93,30 @@ func (l editedLive) Info(ctx context.Context) (criinfo.Info, error) {
 	return info, err
 }
 
-// pinsAfterRestart reports whether the edited node's runtime pins its
-// sandbox image once it restarts on the edited files. The observation's
-// pinned flags are the running runtime's, on the files before the edits
-// (a node configured with k8s.gcr.io/pause and storing registry.k8s.io/pause
-// reports it unpinned, whatever the edit): every release that pins at all
-// (no never-pins finding) pins its sandbox image when it is stored under
-// exactly the configured name (containerd 1.7 and 2.x, CRI-O and
-// cri-dockerd ≥ 0.3.10 compare strings; seen live in TestFixUnderGC,
-// internal/kubelettest).
-func pinsAfterRestart(v *audit.Verdict, after []resolve.Kind) bool {
-	if !v.Sandbox.Present || v.Sandbox.Spelling != audit.SpellingExact {
+// pinsAfterRestart reports whether the finding k of the edited node's
+// verdict v (one of sandbox-unpinned, image-unprotected) goes once the
+// runtime restarts on the edited files. The observation's pinned flags are
+// the running runtime's, on the files before the edits (a node configured
+// with k8s.gcr.io/pause and storing registry.k8s.io/pause reports it
+// unpinned, whatever the edit); after the restart a release that pins at
+// all (no never-pins finding) reports pinned what its own configuration,
+// read its way, pins: each image's Predicted rule (seen live in
+// TestFixUnderGC, internal/kubelettest, on containerd 2.4.2 and CRI-O
+// 1.36.3).
+func pinsAfterRestart(v *audit.Verdict, after []resolve.Kind, k resolve.Kind) bool {
+	if slices.ContainsFunc(after, func(k resolve.Kind) bool {
+		return k == resolve.KindContainerdNeverPins || k == resolve.KindCRIONeverPins || k == resolve.KindCRIDockerdNeverPins
+	}) {
 		return false
 	}
-	return !slices.ContainsFunc(after, func(k resolve.Kind) bool {
-		return k == resolve.KindContainerdNeverPins || k == resolve.KindCRIONeverPins || k == resolve.KindCRIDockerdNeverPins
-	})
+	switch k {
+	case resolve.KindSandboxUnpinned:
+		return v.Sandbox.Present && v.Sandbox.Spelling == audit.SpellingExact &&
+			slices.ContainsFunc(v.Images, func(i audit.ImageVerdict) bool { return i.Sandbox && i.Predicted != nil })
+	case resolve.KindImageUnprotected:
+		return !slices.ContainsFunc(v.Images, func(i audit.ImageVerdict) bool { return i.MustPin && i.Predicted == nil })
+	}
+	return false
 }
 
 // findings are the kinds of a node's conflicts, of the findings its fixes
@@ -134,10 +145,14 @@ func findings(res *resolve.Result, v *audit.Verdict) []resolve.Kind {
 	return ks
 }
 
-// isStoreKind reports a verdict finding about how the sandbox image is
-// stored, which a pull under the new name answers.
+// isStoreKind reports a verdict finding about how the runtime stores and
+// pins its images, which a pull under the new name answers.
 func isStoreKind(k resolve.Kind) bool {
-	return k == resolve.KindSandboxAbsent || k == resolve.KindSandboxNotStoredAsConfigured || k == resolve.KindSandboxUnpinned
+	switch k {
+	case resolve.KindSandboxAbsent, resolve.KindSandboxNotStoredAsConfigured, resolve.KindSandboxUnpinned, resolve.KindImageUnprotected:
+		return true
+	}
+	return false
 }
 
 // overlay is a file system with some files replaced or added: the node

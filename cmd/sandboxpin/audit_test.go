@@ -48,7 +48,7 @@ func TestAliasOnlyVerdict(t *testing.T) {
 	require.NoError(t, err)
 	a := nodeAudit{Verdict: v}
 	assert.Equal(t, exitCheck, a.exitCode())
-	assert.Equal(t, "FAIL: sandbox image k8s.gcr.io/pause:3.10.1 (containerd) is stored only as the alias registry.k8s.io/pause:3.10.1; the runtime pulls it for new pods", a.summary())
+	assert.Equal(t, "FAIL: sandbox image k8s.gcr.io/pause:3.10.1 (containerd) is stored only as the alias registry.k8s.io/pause:3.10.1; the runtime pulls it for new pods; on the node: sandboxpin fix", a.summary())
 	res.SandboxImage, res.Pins = "registry.k8s.io/pause:3.10.1", []string{"registry.k8s.io/pause:3.10.1"}
 	v, err = audit.Judge(res, audit.Observation[*runtimeapi.Image]{Images: images, Lookup: audit.LookupFound})
 	require.NoError(t, err)

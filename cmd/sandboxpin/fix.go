@@ -60,7 +60,6 @@ func newFixCmd(ctx context.Context) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		var pulled []string
 		if write {
 			dir := n.root
 			if dir == "" {
@@ -80,7 +79,6 @@ func newFixCmd(ctx context.Context) *cobra.Command {
 					return fail(exitError, "the edits are written; pulling %s: %v", s.Image, err)
 				}
 				p.Steps[i].Done = true
-				pulled = append(pulled, s.Image)
 			}
 		}
 		err = out.print(c.OutOrStdout(), p, func() { printPlan(c.OutOrStdout(), p, write, backupDir) })

@@ -23,28 +23,7 @@ const exampleNodes = "../../examples/testdata"
 func copyNode(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
-	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(out, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(l, out)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(out, b, 0o644)
-	}))
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
 	return dst
 }
 
@@ -52,13 +31,13 @@ func copyNode(t *testing.T, src string) string {
 func nodeFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	files := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	fsys := os.DirFS(dir)
+	require.NoError(t, fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		files["/"+filepath.ToSlash(rel)] = string(b)
+		b, err := fs.ReadFile(fsys, p)
+		files["/"+p] = string(b)
 		return err
 	}))
 	return files
@@ -77,6 +56,7 @@ func TestFixSampleNodes(t *testing.T) {
 		opts []resolve.Options
 	}
 	var nodes []node
+	versions := sampleVersions(t, sampleNodes+"/versions.json")
 	for _, parent := range []string{sampleNodes, exampleNodes} {
 		entries, err := os.ReadDir(parent)
 		require.NoError(t, err)
@@ -84,11 +64,11 @@ func TestFixSampleNodes(t *testing.T) {
 			if !e.IsDir() {
 				continue
 			}
-			opts, ok := sampleNodeOptions[e.Name()]
+			opts, ok := versions[e.Name()]
 			if parent == exampleNodes {
 				opts, ok = []resolve.Options{{}}, true
 			}
-			require.True(t, ok, "sample node %s has no row in sampleNodeOptions", e.Name())
+			require.True(t, ok, "sample node %s has no row in versions.json", e.Name())
 			nodes = append(nodes, node{filepath.Join(parent, e.Name()), opts})
 		}
 	}

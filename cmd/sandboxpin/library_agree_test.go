@@ -21,31 +21,27 @@ import (
 // sampleNodes is resolve's node trees (resolve/testdata/nodes/README.md).
 const sampleNodes = "../../resolve/testdata/nodes"
 
-// sampleNodeOptions are the versions each sample node is audited with
-// (those of resolve's TestResolveNodes, and none); every node under
-// sampleNodes must have a row.
-var sampleNodeOptions = map[string][]resolve.Options{
-	"containerd-1.6-v2":                {{RuntimeVersion: "1.6.20", KubeadmVersion: "v1.26.15"}},
-	"containerd-1.6-debian-dpkg":       {{}},
-	"containerd-1.7-alias":             {{RuntimeVersion: "v1.7.20", KubeadmVersion: "v1.28.4"}},
-	"containerd-2.2-v3-imports":        {{RuntimeVersion: "2.2.9", KubeadmVersion: "v1.34.1", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}},
-	"containerd-2.2-v3-ignored-v2-key": {{RuntimeVersion: "v2.2.9"}},
-	"containerd-2.3-v4-default":        {{}, {RuntimeVersion: "2.4.2"}},
-	"containerd-2.3-v3-migrated":       {{RuntimeVersion: "v2.3.7"}, {RuntimeVersion: "2.2.9"}, {}},
-	"containerd-2.4-v4-ignored-v2-key": {{RuntimeVersion: "2.4.2"}, {RuntimeVersion: "2.2.9"}},
-	"containerd-2.0-v2-migrated":       {{RuntimeVersion: "2.0.5"}},
-	"containerd-2.3.3-short":           {{RuntimeVersion: "2.3.3"}, {RuntimeVersion: "2.4.2"}},
-	"k3s":                              {{}, {RuntimeVersion: "2.4.2"}},
-	"crio-dropins":                     {{RuntimeVersion: "1.31.3", KubeadmVersion: "v1.31.3"}},
-	"cri-dockerd":                      {{KubeletVersion: "v1.35.0"}},
-	"kubelet-flag-dropin": {
-		{RuntimeVersion: "2.4.2", KubeletVersion: "1.35.0", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
-		{RuntimeVersion: "2.4.2", KubeletVersion: "1.33.0", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
-		{RuntimeVersion: "2.4.2"},
-	},
-	"kubeadm-mirror": {{RuntimeVersion: "1.7.22", KubeadmVersion: "v1.30.3", KubeadmConfigPath: "etc/kubernetes/kubeadm.yaml"}},
-	"two-runtimes":   {{}},
-	"digest":         {{KubeadmVersion: "v1.31.0"}},
+// sampleVersions reads resolve/testdata/nodes/versions.json: the versions
+// each sample node is resolved with, by node.
+func sampleVersions(t testing.TB, path string) map[string][]resolve.Options {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var rows map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &rows))
+	out := map[string][]resolve.Options{}
+	for node, raw := range rows {
+		if node == "//" {
+			continue
+		}
+		var runs []map[string]string
+		require.NoError(t, json.Unmarshal(raw, &runs), "%s: %s", path, node)
+		for _, r := range runs {
+			out[node] = append(out[node], resolve.Options{RuntimeVersion: r["runtime-version"], KubeletVersion: r["kubelet-version"],
+				KubeadmVersion: r["kubeadm-version"], KubeadmConfigPath: r["kubeadm-config"]})
+		}
+	}
+	return out
 }
 
 // versionArgs are the command line's flags for the versions of opts.
@@ -101,8 +97,8 @@ func TestAuditAgreesWithLibrary(t *testing.T) {
 		if !e.IsDir() {
 			continue
 		}
-		optsList, ok := sampleNodeOptions[e.Name()]
-		require.True(t, ok, "sample node %s has no row in sampleNodeOptions", e.Name())
+		optsList, ok := sampleVersions(t, sampleNodes+"/versions.json")[e.Name()]
+		require.True(t, ok, "sample node %s has no row in %s/versions.json", e.Name(), sampleNodes)
 		for _, opts := range optsList {
 			args := versionArgs(opts)
 			t.Run(e.Name()+"/"+strings.Join(args, " "), func(t *testing.T) {

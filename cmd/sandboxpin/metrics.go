@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -167,7 +168,7 @@ func (c *auditCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	v := a.Verdict
-	gauge(c.info, 1, v.Runtime, v.RuntimeVersion, v.SandboxImage)
+	gauge(c.info, 1, string(v.Runtime), v.RuntimeVersion, v.SandboxImage)
 	gauge(c.present, b2f(v.Sandbox.Present))
 	gauge(c.storedAs, b2f(v.Sandbox.StoredAsConfigured))
 	gauge(c.mustPin, float64(v.MustPin))
@@ -210,6 +211,15 @@ func auditPrometheus(w io.Writer, a nodeAudit) error {
 
 // summary is the audit's verdict in one line.
 func (a *nodeAudit) summary() string {
+	s := a.verdictLine()
+	if strings.HasPrefix(s, "FAIL: ") {
+		s += "; on the node: sandboxpin fix"
+	}
+	return s
+}
+
+// verdictLine is the summary without what to run.
+func (a *nodeAudit) verdictLine() string {
 	if a.Err != nil {
 		return fmt.Sprintf("UNKNOWN: the audit failed: %v", a.Err)
 	}

@@ -57,7 +57,7 @@ func TestAuditPrometheusLive(t *testing.T) {
 			if tt.wantCode == exitOK {
 				assert.Equal(t, "OK: containerd pins sandbox image "+stored+"\n", out)
 			} else {
-				assert.Equal(t, "FAIL: containerd does not pin sandbox image "+stored+" (stored as "+stored+"); the kubelet's image GC may delete it\n", out)
+				assert.Equal(t, "FAIL: containerd does not pin sandbox image "+stored+" (stored as "+stored+"); the kubelet's image GC may delete it; on the node: sandboxpin fix\n", out)
 			}
 		})
 	}

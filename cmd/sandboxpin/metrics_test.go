@@ -91,7 +91,7 @@ func TestAuditCollector(t *testing.T) {
 				metricUnprotected: 0, metricConflicts: 0, metricInfo: 1,
 			},
 			wantCode: exitCheck,
-			summary:  "FAIL: sandbox image k8s.gcr.io/pause:3.10.1 (containerd) is stored only as the alias registry.k8s.io/pause:3.10.1; the runtime pulls it for new pods",
+			summary:  "FAIL: sandbox image k8s.gcr.io/pause:3.10.1 (containerd) is stored only as the alias registry.k8s.io/pause:3.10.1; the runtime pulls it for new pods; on the node: sandboxpin fix",
 		},
 		{
 			name: "unprotected",
@@ -104,14 +104,14 @@ func TestAuditCollector(t *testing.T) {
 				metricUnprotected: 2, metricConflicts: 1, metricInfo: 1,
 			},
 			wantCode: exitCheck,
-			summary:  "FAIL: containerd does not pin sandbox image k8s.gcr.io/pause:3.10.1 (stored as sha256:1); the kubelet's image GC may delete it",
+			summary:  "FAIL: containerd does not pin sandbox image k8s.gcr.io/pause:3.10.1 (stored as sha256:1); the kubelet's image GC may delete it; on the node: sandboxpin fix",
 		},
 		{
 			name:     "missing",
 			audit:    verdict(audit.Verdict{Status: audit.StatusAbsent, Runtime: "cri-o", SandboxImage: "registry.k8s.io/pause:3.10"}),
 			want:     map[string]float64{metricSuccess: 1, metricTimestamp: 1796230800.5, metricPresent: 0, metricStoredAs: 0, metricMustPin: 0, metricUnprotected: 0, metricConflicts: 0, metricInfo: 1},
 			wantCode: exitCheck,
-			summary:  "FAIL: sandbox image registry.k8s.io/pause:3.10 (cri-o) is not in the runtime's image store; pre-pull it under that name",
+			summary:  "FAIL: sandbox image registry.k8s.io/pause:3.10 (cri-o) is not in the runtime's image store; pre-pull it under that name; on the node: sandboxpin fix",
 		},
 		{
 			name:     "failed",
@@ -137,7 +137,7 @@ func TestAuditCollector(t *testing.T) {
 				}
 			}
 			if _, ok := tt.want[metricInfo]; ok {
-				assert.Equal(t, map[string]string{"runtime": tt.audit.Verdict.Runtime, "runtime_version": tt.audit.Verdict.RuntimeVersion, "image": tt.audit.Verdict.SandboxImage}, infoLabels(t, fams))
+				assert.Equal(t, map[string]string{"runtime": string(tt.audit.Verdict.Runtime), "runtime_version": tt.audit.Verdict.RuntimeVersion, "image": tt.audit.Verdict.SandboxImage}, infoLabels(t, fams))
 			}
 			assert.Equal(t, tt.wantCode, tt.audit.exitCode())
 			assert.Equal(t, tt.summary, tt.audit.summary())
