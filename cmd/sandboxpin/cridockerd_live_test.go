@@ -62,7 +62,7 @@ func TestLiveCRIDockerdAudit(t *testing.T) {
 				var res resolveJSON
 				require.NoError(t, json.Unmarshal([]byte(out), &res), out)
 				assert.Equal(t, tt.configured, res.SandboxImage)
-				assert.Equal(t, "cri-dockerd", string(res.Runtime))
+				assert.Equal(t, "cri-dockerd", res.Runtime)
 				assert.Empty(t, res.Conflicts, "the live cri-dockerd and its unit agree")
 				var origins []string
 				for _, cand := range res.Candidates {

@@ -69,7 +69,7 @@ func TestCRIOLive(t *testing.T) {
 			var res resolveJSON
 			require.NoError(t, json.Unmarshal([]byte(out), &res), out)
 			assert.Equal(t, tt.configured, res.SandboxImage)
-			assert.Equal(t, "cri-o", string(res.Runtime))
+			assert.Equal(t, "cri-o", res.Runtime)
 			assert.Equal(t, "crio-compat", res.PinMode)
 			assert.Equal(t, []string{tt.configured, "*busybox*"}, res.Pins)
 			assert.Empty(t, res.Conflicts, "the live CRI-O and its files agree")
