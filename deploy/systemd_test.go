@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxpin/sandboxpin/unitfile"
+	"github.com/sandboxpin/sandboxpin/internal/unitread"
 )
 
 const (
@@ -24,11 +24,9 @@ const (
 )
 
 // readUnit parses a unit file of deploy/.
-func readUnit(t *testing.T, path string) unitfile.Unit {
+func readUnit(t *testing.T, path string) unitread.Unit {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	u, err := unitfile.Parse(data)
+	u, err := unitread.Read(path)
 	require.NoError(t, err, "%s", path)
 	return u
 }
@@ -49,7 +47,7 @@ func flagValue(words []string, name string) (string, bool) {
 func TestShimUnit(t *testing.T) {
 	t.Parallel()
 	u := readUnit(t, shimUnit)
-	words, err := unitfile.Words(u.Get("Service", "ExecStart"))
+	words, err := unitread.Words(u.Get("Service", "ExecStart"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(words), 2)
 	assert.Equal(t, []string{shimBinary, "shim"}, words[:2])

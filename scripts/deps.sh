@@ -361,7 +361,7 @@ build_monitoring() {
 # kubeadm-patched-compare+fallback.
 build_kubeadm_patched() {
 	PATCHES=compare.patch build_patched kubeadm "$KUBEADM_VERSION" reference
-	PATCHES="compare.patch fallback.patch" build_patched kubeadm "$KUBEADM_VERSION" pin reference criinfo unitfile resolve
+	PATCHES="compare.patch fallback.patch" build_patched kubeadm "$KUBEADM_VERSION" pin reference criinfo resolve
 }
 
 # build_cridockerd_patched: contrib/cri-dockerd (issue 31) on the newest

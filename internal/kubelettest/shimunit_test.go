@@ -2,10 +2,9 @@ package kubelettest_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 
-	"github.com/sandboxpin/sandboxpin/unitfile"
+	"github.com/sandboxpin/sandboxpin/internal/unitread"
 )
 
 // shimUnitPath is the systemd unit that ships the shim.
@@ -16,15 +15,11 @@ const shimUnitPath = "../../deploy/systemd/sandboxpin-shim.service"
 // --root and --metrics-listen by the test's: the flags the kubelet test
 // runs with are the flags that ship. Each must be in the line.
 func shimCommand(bin, listen, runtime, root, metrics string) ([]string, error) {
-	data, err := os.ReadFile(shimUnitPath)
+	u, err := unitread.Read(shimUnitPath)
 	if err != nil {
 		return nil, err
 	}
-	u, err := unitfile.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", shimUnitPath, err)
-	}
-	words, err := unitfile.Words(u.Get("Service", "ExecStart"))
+	words, err := unitread.Words(u.Get("Service", "ExecStart"))
 	if err != nil {
 		return nil, fmt.Errorf("%s: ExecStart: %w", shimUnitPath, err)
 	}

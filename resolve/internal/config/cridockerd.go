@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
-	"github.com/sandboxpin/sandboxpin/unitfile"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/unitfile"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
-	"github.com/sandboxpin/sandboxpin/unitfile"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/unitfile"
 )
 
 // The kubelet's flag file and variables, and the flags read from them.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
 	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
-	"github.com/sandboxpin/sandboxpin/unitfile"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/unitfile"
 )
 
 // maxBinaryRead bounds the bytes read from one binary to find its build

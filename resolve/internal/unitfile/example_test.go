@@ -3,7 +3,7 @@ package unitfile_test
 import (
 	"fmt"
 
-	"github.com/sandboxpin/sandboxpin/unitfile"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/unitfile"
 )
 
 func ExampleWords() {
