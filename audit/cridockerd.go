@@ -35,11 +35,11 @@ func pinnedImagesFix(res *resolve.Result, img Image, answers resolve.Kind) *reso
 	if m, err := res.RuntimeMatcher(); err == nil && m.IsPinnedImage(img) {
 		// Its command line pins the image already: cri-dockerd has not
 		// read it (a unit edited since its start).
-		return &resolve.Fix{Answers: answers, Action: resolve.ActionRestart, Component: string(res.Runtime),
+		return &resolve.Fix{Answers: answers, Action: resolve.ActionRestart, Component: resolve.Component(res.Runtime),
 			Message: fmt.Sprintf("cri-dockerd's command line pins %s, but cri-dockerd reports it unpinned: it has not read its unit since it changed; "+
 				"systemctl daemon-reload && systemctl restart cri-docker.service", name)}
 	}
-	f := &resolve.Fix{Answers: answers, Action: resolve.ActionAdd, To: name, Component: string(res.Runtime)}
+	f := &resolve.Fix{Answers: answers, Action: resolve.ActionAdd, To: name, Component: resolve.Component(res.Runtime)}
 	where := "to cri-dockerd's command line (its unit's ExecStart)"
 	for _, n := range res.Notes {
 		if n.Kind == resolve.KindCRIDockerdPinsFlags && n.Path != "" {

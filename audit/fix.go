@@ -29,7 +29,7 @@ func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix 
 	for _, n := range res.Notes {
 		switch n.Kind {
 		case resolve.KindContainerdNeverPins, resolve.KindCRIDockerdNeverPins, resolve.KindCRIONeverPins:
-			f := resolve.Fix{Answers: n.Kind, Action: resolve.ActionShim, Component: string(res.Runtime)}
+			f := resolve.Fix{Answers: n.Kind, Action: resolve.ActionShim, Component: resolve.Component(res.Runtime)}
 			for _, g := range resultFixes(res) {
 				if g.Answers == n.Kind {
 					f = g
@@ -68,10 +68,10 @@ func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix 
 	if f := pinnedImagesFix(res, sandbox, answers); f != nil {
 		return f // cri-dockerd 0.4.7 and later pin what their flag names
 	}
-	f := &resolve.Fix{Answers: answers, Action: resolve.ActionShim, Component: string(res.Runtime),
+	f := &resolve.Fix{Answers: answers, Action: resolve.ActionShim, Component: resolve.Component(res.Runtime),
 		Message: "run a pinning CRI shim in front of the runtime, or upgrade the runtime"}
 	for _, n := range res.Notes {
-		if n.Component == string(res.Runtime) && n.Kind != resolve.KindVersionSource {
+		if n.Component == resolve.Component(res.Runtime) && n.Kind != resolve.KindVersionSource {
 			f.Message += "; " + n.Message
 		}
 	}

@@ -92,7 +92,7 @@ func TestJudgeWillNotStart(t *testing.T) {
 	require.Len(t, v.Findings, 2)
 	for _, f := range v.Findings {
 		assert.Equal(t, resolve.KindKubeletRejectsFlag, f.Kind)
-		assert.Equal(t, "kubelet", f.Component)
+		assert.Equal(t, resolve.ComponentKubelet, f.Component)
 	}
 
 	// The same node with an older kubelet: notes only, and OK.

@@ -411,7 +411,7 @@ func (v *Verdict) resultFindings(res *resolve.Result) {
 
 // find records a finding of kind k about the runtime.
 func (v *Verdict) find(k resolve.Kind, format string, args ...any) {
-	v.Findings = append(v.Findings, resolve.Note{Kind: k, Component: string(v.Runtime), Version: v.RuntimeVersion, Message: fmt.Sprintf(format, args...)})
+	v.Findings = append(v.Findings, resolve.Note{Kind: k, Component: resolve.Component(v.Runtime), Version: v.RuntimeVersion, Message: fmt.Sprintf(format, args...)})
 }
 
 // aliasOnly says what it means that the sandbox image is stored only under
@@ -475,7 +475,7 @@ func ruleOf(m pin.Match) *Rule { return &Rule{Pattern: m.Pattern, Source: m.Sour
 // usedVersion returns the runtime's version that res used, "" when none.
 func usedVersion(res *resolve.Result) string {
 	for _, v := range res.Versions {
-		if v.Used && v.Component == string(res.Runtime) {
+		if v.Used && v.Component == resolve.Component(res.Runtime) {
 			return v.Version
 		}
 	}

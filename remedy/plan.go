@@ -54,7 +54,7 @@ type Edit struct {
 	Create bool `json:"create,omitempty"`
 	// Component is what reads the file: "containerd", "cri-o",
 	// "cri-dockerd", "kubelet" or "kubeadm".
-	Component string `json:"component"`
+	Component resolve.Component `json:"component"`
 	// Changes are the values or lines changed, each with the findings it
 	// answers.
 	Changes []Change `json:"changes"`
@@ -99,7 +99,7 @@ type Step struct {
 	// restart.
 	Answers resolve.Kind `json:"answers,omitempty"`
 	// Component is the runtime, "kubelet" or "kubeadm".
-	Component string `json:"component,omitempty"`
+	Component resolve.Component `json:"component,omitempty"`
 	// Unit is the systemd unit to restart.
 	Unit string `json:"unit,omitempty"`
 	// Image is the name to store the image under, for a pull; From a
@@ -161,7 +161,7 @@ type planner struct {
 // file is one file being edited.
 type file struct {
 	path      string
-	component string
+	component resolve.Component
 	create    bool
 	before    []byte
 	t         *text
@@ -170,7 +170,7 @@ type file struct {
 }
 
 // open returns the file at the node path p, read from the root.
-func (p *planner) open(np, component string) (*file, error) {
+func (p *planner) open(np string, component resolve.Component) (*file, error) {
 	if f, ok := p.files[np]; ok {
 		return f, nil
 	}
@@ -194,7 +194,7 @@ func (p *planner) open(np, component string) (*file, error) {
 
 // create returns a new file at the node path np, refused when one is
 // there.
-func (p *planner) create(np, component string) (*file, error) {
+func (p *planner) create(np string, component resolve.Component) (*file, error) {
 	if f, ok := p.files[np]; ok {
 		return f, nil
 	}
@@ -234,7 +234,7 @@ func (f *file) change(k resolve.Kind, loc resolve.Location, h hunk, msg string) 
 
 // component names what reads the file at the node path np, by the source
 // of a candidate read from it.
-func (p *planner) component(np string) string {
+func (p *planner) component(np string) resolve.Component {
 	for _, c := range p.res.Candidates {
 		if c.Path != np {
 			continue
@@ -262,7 +262,7 @@ func (p *planner) component(np string) string {
 	case strings.Contains(np, "kubelet"):
 		return "kubelet"
 	}
-	return string(p.res.Runtime)
+	return resolve.Component(p.res.Runtime)
 }
 
 // fix plans one fix.
@@ -346,8 +346,8 @@ func (p *planner) editValue(f resolve.Fix) error {
 
 // sandboxChange notes that f changes the runtime's configured sandbox
 // image to f.To.
-func (p *planner) sandboxChange(f resolve.Fix, comp string) {
-	if comp == string(p.res.Runtime) && f.From == p.res.SandboxImage && p.sandbox == "" {
+func (p *planner) sandboxChange(f resolve.Fix, comp resolve.Component) {
+	if comp == resolve.Component(p.res.Runtime) && f.From == p.res.SandboxImage && p.sandbox == "" {
 		p.sandbox, p.answers = f.To, f.Answers
 	}
 }
@@ -382,7 +382,7 @@ func (p *planner) moveSandbox(f resolve.Fix) error {
 // default): containerd's main config, a CRI-O drop-in that sorts last, or
 // a cri-dockerd drop-in.
 func (p *planner) addSandbox(f resolve.Fix) error {
-	rt := string(p.res.Runtime)
+	rt := resolve.Component(p.res.Runtime)
 	switch rt {
 	case "containerd":
 		np := "/etc/containerd/config.toml"
@@ -542,7 +542,7 @@ func (p *planner) addFlag(f resolve.Fix) error {
 		body := strings.TrimRight(cmd, "\r\n")
 		return body + " " + f.Flag + "=" + f.To + cmd[len(body):], true
 	}
-	comp := "cri-dockerd"
+	comp := resolve.ComponentCRIDockerd
 	if f.Path == "" {
 		unit, err := p.findUnit("cri-docker.service")
 		if err != nil {
@@ -584,7 +584,7 @@ func (p *planner) pull(k resolve.Kind, name, from, msg string) {
 			return
 		}
 	}
-	s := Step{Action: resolve.ActionPull, Answers: k, Component: string(p.res.Runtime), Image: name, From: from,
+	s := Step{Action: resolve.ActionPull, Answers: k, Component: resolve.Component(p.res.Runtime), Image: name, From: from,
 		Commands: []string{"crictl pull " + name}, Message: msg}
 	if from != "" {
 		tag := map[string]string{"containerd": "ctr -n k8s.io images tag", "cri-o": "podman tag", "cri-dockerd": "docker tag"}[string(p.res.Runtime)]
@@ -631,8 +631,8 @@ func (p *planner) storedAs() string {
 // finish adds the pull and restart steps and builds the Plan.
 func (p *planner) finish() (*Plan, error) {
 	plan := &Plan{Edits: []Edit{}, Steps: []Step{}, Result: p.res, Verdict: p.v}
-	restarts := map[string]bool{}
-	var reload []string
+	restarts := map[resolve.Component]bool{}
+	var reload []resolve.Component
 	for _, np := range p.order {
 		f := p.files[np]
 		if len(f.hunks) == 0 {
@@ -664,7 +664,7 @@ func (p *planner) finish() (*Plan, error) {
 			steps = append(steps, s)
 		}
 	}
-	for _, comp := range []string{"containerd", "cri-o", "cri-dockerd", "kubelet"} {
+	for _, comp := range []resolve.Component{resolve.ComponentContainerd, resolve.ComponentCRIO, resolve.ComponentCRIDockerd, resolve.ComponentKubelet} {
 		if !restarts[comp] {
 			continue
 		}
@@ -699,7 +699,7 @@ func (p *planner) finish() (*Plan, error) {
 
 // restartKeeps says what a restart of each component does to running
 // containers.
-var restartKeeps = map[string]string{
+var restartKeeps = map[resolve.Component]string{
 	"containerd":  "running containers keep running: their shims outlive containerd",
 	"cri-o":       "running containers keep running: conmon outlives CRI-O",
 	"cri-dockerd": "running containers keep running: Docker Engine runs them",
@@ -707,7 +707,7 @@ var restartKeeps = map[string]string{
 }
 
 // unitOf is the systemd unit of a component.
-func unitOf(comp string, res *resolve.Result) string {
+func unitOf(comp resolve.Component, res *resolve.Result) string {
 	switch comp {
 	case "cri-o":
 		return "crio.service"
@@ -723,7 +723,7 @@ func unitOf(comp string, res *resolve.Result) string {
 		}
 		return "containerd.service"
 	}
-	return comp
+	return string(comp)
 }
 
 func hashOf(b []byte) string {
@@ -827,7 +827,7 @@ func (p *planner) findUnit(name string) (unitFile, error) {
 // overrideExecStart writes a drop-in /etc/systemd/system/UNIT.d/90-sandboxpin.conf
 // that resets ExecStart and sets it to the unit's command line at f.Path
 // (joined from its continuation lines) as edit changes it.
-func (p *planner) overrideExecStart(f resolve.Fix, comp string, edit func(string) (string, bool)) error {
+func (p *planner) overrideExecStart(f resolve.Fix, comp resolve.Component, edit func(string) (string, bool)) error {
 	unitPath := f.Path
 	if strings.Contains(path.Dir(unitPath), ".service.d") {
 		unitPath = strings.TrimSuffix(path.Dir(unitPath), ".d")

@@ -167,7 +167,7 @@ type Note struct {
 	Kind Kind `json:"kind"`
 	// Component is the runtime, "kubelet" or "kubeadm" the note concerns,
 	// "" when it concerns none in particular.
-	Component string `json:"component,omitempty"`
+	Component Component `json:"component,omitempty"`
 	// Version is Component's version the note holds at, "" when unknown.
 	Version string `json:"version,omitempty"`
 	// Origin is the "file:line" the note is about, "" when none.
@@ -202,7 +202,7 @@ type Fix struct {
 	To   string `json:"to,omitempty"`
 	// Component and Version name what to upgrade, to at least Version,
 	// for [ActionUpgrade].
-	Component string `json:"component,omitempty"`
+	Component Component `json:"component,omitempty"`
 	Version   string `json:"version,omitempty"`
 	// Urgency says how much the finding it answers matters; "" (a Fix
 	// made by hand) counts as [UrgencyOther].

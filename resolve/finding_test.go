@@ -142,7 +142,7 @@ func TestFix(t *testing.T) {
 			for _, want := range tt.wantVersions {
 				found := false
 				for _, v := range res.Versions {
-					words := []string{v.Component, v.Version}
+					words := []string{string(v.Component), v.Version}
 					if v.Used {
 						words = append(words, "used")
 					}

@@ -57,7 +57,7 @@ func (r *resolver) editSandbox(rank Urgency, k Kind, to string) {
 		at = *r.fileCand // a live report that agrees with a file
 	}
 	f := Fix{Answers: k, Action: ActionEdit, Location: at.Location, From: r.winner.Image, To: to}
-	where := "in the " + r.runtime + " configuration"
+	where := "in the " + string(r.runtime) + " configuration"
 	if f.Path != "" {
 		where = "at " + f.Where()
 		if f.Key != "" {

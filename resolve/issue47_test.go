@@ -53,7 +53,7 @@ func TestEndOfLife(t *testing.T) {
 			var got []string
 			for _, n := range res.Notes {
 				if n.Kind == KindEndOfLife {
-					got = append(got, n.Component)
+					got = append(got, string(n.Component))
 					assert.NotEmpty(t, n.Version, "the note names the version")
 				}
 			}

@@ -47,7 +47,7 @@ func KubeadmPauseImage(kubeadmVersion, imageRepository string) (string, error) {
 // on 2.2.9 and 2.4.2), so kubeadm says nothing.
 func (r *resolver) kubeadmSees() string {
 	const warns, blind = "kubeadm's pre-flight warns", "kubeadm's pre-flight cannot see it (containerd 2.x reports no sandbox image over CRI)"
-	if r.live != nil && string(r.live.Runtime) == r.runtime {
+	if r.live != nil && Component(r.live.Runtime) == r.runtime {
 		if r.live.SandboxImageReported {
 			return warns
 		}

@@ -15,7 +15,7 @@ import (
 type ComponentVersion struct {
 	// Component is "containerd", "cri-o", "cri-dockerd", "kubelet" or
 	// "kubeadm".
-	Component string `json:"component"`
+	Component Component `json:"component"`
 	// Version is the version exactly as its source states it ("v2.4.2",
 	// "1.6.20~ds1-1+deb12u3").
 	Version string `json:"version"`
@@ -46,16 +46,16 @@ func (r *resolver) versions(b *nodefs.Budget) error {
 		// (as criinfo/cri did before it had EngineVersion), so for cri-dockerd the
 		// live answer is never used.
 		if r.live != nil && r.live.RuntimeVersion != "" && r.runtime != runtimeCRIDockerd {
-			facts = append(facts, nodeversion.NewFact(r.runtime, r.live.RuntimeVersion, "live Version RPC", nodeversion.Live))
+			facts = append(facts, nodeversion.NewFact(string(r.runtime), r.live.RuntimeVersion, "live Version RPC", nodeversion.Live))
 		}
 		if v := r.opts.RuntimeVersion; v != "" {
-			facts = append(facts, nodeversion.NewFact(r.runtime, v, "Options.RuntimeVersion", nodeversion.Option))
+			facts = append(facts, nodeversion.NewFact(string(r.runtime), v, "Options.RuntimeVersion", nodeversion.Option))
 		}
 		first := ""
 		if r.runtime == runtimeCRIDockerd && r.crid != nil && r.crid.ExecStart != nil {
 			first = config.ExecPath(r.crid.ExecStart.Value)
 		}
-		node, err := nodes.Read(nodeversion.Of(r.runtime), first)
+		node, err := nodes.Read(nodeversion.Of(string(r.runtime)), first)
 		if err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ func (r *resolver) versions(b *nodefs.Budget) error {
 // returns the choice among them.
 func (r *resolver) decide(facts []nodeversion.Fact) nodeversion.Choice {
 	for i, f := range facts {
-		r.res.Versions = append(r.res.Versions, ComponentVersion{Component: f.Component, Version: f.Version, Origin: f.Origin, Used: i == 0})
+		r.res.Versions = append(r.res.Versions, ComponentVersion{Component: Component(f.Component), Version: f.Version, Origin: f.Origin, Used: i == 0})
 	}
 	return nodeversion.Decide(facts, r.versionNote)
 }

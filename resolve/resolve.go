@@ -134,7 +134,7 @@ type Conflict struct {
 	// conflict is about, the component and version it concerns, and the
 	// "file:line" to change.
 	Kind      Kind   `json:"kind"`
-	Component string `json:"component,omitempty"`
+	Component Component `json:"component,omitempty"`
 	Version   string `json:"version,omitempty"`
 	Origin    string `json:"origin,omitempty"`
 	// Location is the file position Origin names, as in a [Note].
@@ -302,7 +302,7 @@ type resolver struct {
 	kubelet *config.Kubelet
 	kubeadm *config.Kubeadm
 
-	runtime    string // a component name, as in Note.Component
+	runtime    Component
 	runtimeVer string // the runtime's version, "" when unknown (see versions)
 	// runtimeChoice, kubeletVer and kubeadmVer are the versions used and
 	// where they come from.
@@ -415,7 +415,7 @@ func (r *resolver) read(b *nodefs.Budget) error {
 
 // configured returns the runtimes whose configuration exists, in the order
 // containerd, cri-o, cri-dockerd, with the file that shows each.
-func (r *resolver) configured() (names, files []string) {
+func (r *resolver) configured() (names []Component, files []string) {
 	for _, c := range r.ctrs {
 		if c.Disabled == nil {
 			r.ctr = c
@@ -448,14 +448,14 @@ func (r *resolver) chooseRuntime() {
 	how := ""
 	switch {
 	case r.opts.Runtime != criinfo.RuntimeUnknown:
-		r.runtime, how = string(r.opts.Runtime), "Options.Runtime"
+		r.runtime, how = Component(r.opts.Runtime), "Options.Runtime"
 	case r.live != nil && r.live.Runtime != criinfo.RuntimeUnknown:
-		r.runtime, how = string(r.live.Runtime), "the live runtime"
+		r.runtime, how = Component(r.live.Runtime), "the live runtime"
 	case r.kubelet != nil && r.kubelet.Endpoint != nil && config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value) != "":
-		r.runtime = string(config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value))
+		r.runtime = Component(config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value))
 		how = "the kubelet's --" + config.KubeletEndpointFlag + " at " + r.kubelet.Endpoint.Origin()
 	case r.kubeadm != nil && r.kubeadm.CRISocket != nil && config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value) != "":
-		r.runtime = string(config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value))
+		r.runtime = Component(config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value))
 		how = "kubeadm's criSocket at " + r.kubeadm.CRISocket.Origin()
 	case len(names) > 0:
 		r.runtime = names[0]
@@ -476,7 +476,7 @@ func (r *resolver) chooseRuntime() {
 		}
 		list := make([]string, len(names))
 		for i := range names {
-			list[i] = names[i] + " (" + files[i] + ")"
+			list[i] = string(names[i]) + " (" + files[i] + ")"
 		}
 		if how == "" {
 			r.conflict(Note{Kind: KindSeveralRuntimes, Component: r.runtime}, cands[0], cands[1], "%d container runtimes are configured on this node: %s; "+
@@ -490,7 +490,7 @@ func (r *resolver) chooseRuntime() {
 		r.note(Note{Kind: KindLiveIgnored, Component: r.runtime}, "the runtime was given as %s but the live runtime is %s; its report is ignored", r.opts.Runtime, r.live.Runtime)
 		r.live = nil
 	}
-	if r.live != nil && string(r.live.Runtime) != r.runtime {
+	if r.live != nil && Component(r.live.Runtime) != r.runtime {
 		// An unidentified runtime's report cannot be trusted for this one.
 		r.note(Note{Kind: KindLiveIgnored, Component: r.runtime}, "the live runtime did not identify itself (%q); its report was not used for %s", r.live.Runtime, r.runtime)
 		r.live = nil
@@ -530,7 +530,7 @@ func (r *resolver) rereadContainerd(root fs.FS) error {
 	return nil
 }
 
-func runtimeSource(rt string) Source {
+func runtimeSource(rt Component) Source {
 	switch rt {
 	case runtimeContainerd:
 		return SourceContainerdConfig
@@ -540,7 +540,7 @@ func runtimeSource(rt string) Source {
 	return SourceCRIDockerdFlags
 }
 
-func (r *resolver) configuredFound(rt string) *config.Found {
+func (r *resolver) configuredFound(rt Component) *config.Found {
 	switch rt {
 	case runtimeContainerd:
 		if r.ctr != nil {
@@ -616,7 +616,7 @@ func (r *resolver) runtimeImage() {
 			}
 		}
 		c := r.add(Candidate{Image: r.live.SandboxImage, Source: SourceRuntimeInfo,
-			Origin: "runtime status (" + strings.TrimSpace(r.runtime+" "+ver) + ")", Role: RoleRuntimeUses})
+			Origin: "runtime status (" + strings.TrimSpace(string(r.runtime)+" "+ver) + ")", Role: RoleRuntimeUses})
 		liveCand = &c
 	}
 	var defCand *Candidate
@@ -626,7 +626,7 @@ func (r *resolver) runtimeImage() {
 			r.note(r.rt(KindVersionUnknown, ""), "no built-in default sandbox image is known for %s %s", r.runtime, r.runtimeVer)
 		} else {
 			c := r.add(Candidate{Image: img, Source: SourceRuntimeDefault,
-				Origin: "default of " + r.runtime + " " + r.runtimeVer + r.runtimeChoice.From(), Role: RoleRuntimeUses})
+				Origin: "default of " + string(r.runtime) + " " + r.runtimeVer + r.runtimeChoice.From(), Role: RoleRuntimeUses})
 			defCand = &c
 		}
 	}
@@ -1066,7 +1066,7 @@ func (r *resolver) checkKubeadm() {
 	}
 	where := r.winner.Origin
 	if r.winner.Source == SourceRuntimeDefault || r.winner.Source == SourceRuntimeInfo {
-		where = "the " + r.runtime + " config"
+		where = "the " + string(r.runtime) + " config"
 		// The live report agrees with a file: name its line (a
 		// cri-dockerd unit's ExecStart, seen in TestLiveCRIDockerd of
 		// examples/preflight).

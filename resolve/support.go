@@ -33,7 +33,7 @@ func (r *resolver) checkSupport() {
 	}
 	if r.runtime != "" && r.runtimeVer != "" {
 		if v, err := parseVersion(r.runtimeVer); err == nil {
-			if end, row, err := releases.EndOfLife(r.runtime, v); err == nil && day.After(end) {
+			if end, row, err := releases.EndOfLife(string(r.runtime), v); err == nil && day.After(end) {
 				r.note(Note{Kind: KindEndOfLife, Component: r.runtime, Version: r.runtimeVer},
 					"%s %s is past its end of life: upstream supported its release line %s through %s (%s), and it is %s; "+
 						"upgrade to a supported release line", r.runtime, r.runtimeVer, row.Range.From, end.Format(time.DateOnly), row.Read, on)
@@ -41,7 +41,10 @@ func (r *resolver) checkSupport() {
 		}
 	}
 	kubeadmVer, _, _ := r.kubeadmVersion()
-	for _, c := range []struct{ component, version string }{
+	for _, c := range []struct {
+		component Component
+		version   string
+	}{
 		{nodeversion.Kubelet, r.kubeletVer.Version},
 		{nodeversion.Kubeadm, kubeadmVer},
 	} {

@@ -18,9 +18,9 @@ func parseVersion(s string) (version, error) { return releases.ParseVersion(s) }
 // Runtime names as component names (Note.Component, the resolver's
 // runtime): the strings of criinfo's Runtime constants.
 const (
-	runtimeContainerd = releases.Containerd
-	runtimeCRIO       = releases.CRIO
-	runtimeCRIDockerd = releases.CRIDockerd
+	runtimeContainerd = ComponentContainerd
+	runtimeCRIO       = ComponentCRIO
+	runtimeCRIDockerd = ComponentCRIDockerd
 )
 
 // RuntimeDefaultImage returns the sandbox image a runtime uses when its

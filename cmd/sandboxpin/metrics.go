@@ -229,7 +229,7 @@ func (a *nodeAudit) verdictLine() string {
 		what := "the node"
 		for _, n := range v.Findings {
 			if n.Kind == v.Fix.Answers && n.Component != "" {
-				what = n.Component
+				what = string(n.Component)
 				break
 			}
 		}

@@ -144,7 +144,7 @@ func versionsLine(res *resolve.Result) string {
 		}
 		part := comp + " unknown (give " + cmp.Or(versionFlags[comp], "--runtime-version or --runtime-endpoint") + ")"
 		for _, v := range res.Versions {
-			if v.Used && v.Component == comp {
+			if v.Used && string(v.Component) == comp {
 				part = comp + " " + v.Version + " (" + v.Origin
 				if v.Assumed {
 					part += ", assumed"
