@@ -203,7 +203,7 @@ type Fix struct {
 	// Component and Version name what to upgrade, to at least Version,
 	// for [ActionUpgrade].
 	Component Component `json:"component,omitempty"`
-	Version   string `json:"version,omitempty"`
+	Version   string    `json:"version,omitempty"`
 	// Urgency says how much the finding it answers matters; "" (a Fix
 	// made by hand) counts as [UrgencyOther].
 	Urgency Urgency `json:"urgency,omitempty"`

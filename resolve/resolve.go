@@ -133,10 +133,10 @@ type Conflict struct {
 	// Kind, Component, Version and Origin are as in a [Note]: what the
 	// conflict is about, the component and version it concerns, and the
 	// "file:line" to change.
-	Kind      Kind   `json:"kind"`
+	Kind      Kind      `json:"kind"`
 	Component Component `json:"component,omitempty"`
-	Version   string `json:"version,omitempty"`
-	Origin    string `json:"origin,omitempty"`
+	Version   string    `json:"version,omitempty"`
+	Origin    string    `json:"origin,omitempty"`
 	// Location is the file position Origin names, as in a [Note].
 	Location
 	Message string `json:"message"` // what to change, where
