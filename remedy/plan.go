@@ -656,8 +656,20 @@ func (p *planner) finish() (*Plan, error) {
 		}
 	}
 	var steps []Step
-	if p.sandbox != "" && p.sandbox != p.res.SandboxImage && !p.stored(p.sandbox) {
-		p.pull(p.answers, p.sandbox, p.storedAs(), "")
+	if p.sandbox != "" && p.sandbox != p.res.SandboxImage {
+		// The runtime will look up the new name: a pull of the old one
+		// (an absent image) becomes the pull of the new one.
+		answers := p.answers
+		p.steps = slices.DeleteFunc(p.steps, func(s Step) bool {
+			if s.Action == resolve.ActionPull && s.Image == p.res.SandboxImage {
+				answers = s.Answers
+				return true
+			}
+			return false
+		})
+		if !p.stored(p.sandbox) {
+			p.pull(answers, p.sandbox, p.storedAs(), "")
+		}
 	}
 	for _, s := range p.steps {
 		if s.Action == resolve.ActionPull {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/sandboxpin/sandboxpin/internal/criservertest"
 	"github.com/sandboxpin/sandboxpin/remedy"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
@@ -180,4 +182,49 @@ func TestFixText(t *testing.T) {
 	code, _, errOut = runCmd(t, "fix", "--root", t.TempDir())
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, errOut, "empty directory")
+}
+
+// TestFixWritePulls: a node whose sandbox image is absent and named on the
+// frozen registry: the plan edits the name and pulls the new one (not the
+// old); with --runtime-endpoint, --write pulls it through CRI before it
+// prints the restart, and exits 0; without --write nothing is pulled.
+func TestFixWritePulls(t *testing.T) {
+	t.Parallel()
+	root := copyNode(t, filepath.Join(sampleNodes, "containerd-1.7-alias"))
+	rt := &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "v1.7.20", Images: []*runtimeapi.Image{
+		{Id: "sha256:" + hexID, RepoTags: []string{"registry.k8s.io/coredns/coredns:v1.12.0"}},
+	}}
+	sock := "unix://" + criservertest.Serve(t, rt)
+	args := []string{"fix", "--root", root, "--runtime-endpoint", sock, "-o", "json"}
+
+	code, out, errOut := runCmd(t, args...)
+	require.Equal(t, exitCheck, code, "%s%s", out, errOut)
+	assert.Empty(t, rt.Pulled())
+	var plan remedy.Plan
+	require.NoError(t, json.Unmarshal([]byte(out), &plan))
+	i := slices.IndexFunc(plan.Steps, func(s remedy.Step) bool { return s.Action == resolve.ActionPull })
+	require.GreaterOrEqual(t, i, 0, "a pull step: %+v", plan.Steps)
+	assert.Equal(t, "registry.k8s.io/pause:3.9", plan.Steps[i].Image)
+	assert.Equal(t, resolve.KindSandboxAbsent, plan.Steps[i].Answers)
+	assert.Equal(t, 1, countFunc(plan.Steps, func(s remedy.Step) bool { return s.Action == resolve.ActionPull }), "no pull of the old name")
+
+	code, out, errOut = runCmd(t, append(args, "--write")...)
+	require.Equal(t, exitOK, code, "%s%s", out, errOut)
+	assert.Equal(t, []string{"registry.k8s.io/pause:3.9"}, rt.Pulled())
+	var written remedy.Plan
+	require.NoError(t, json.Unmarshal([]byte(out), &written))
+	assert.True(t, written.Steps[i].Done)
+	b, err := os.ReadFile(filepath.Join(root, "etc/containerd/config.toml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `sandbox_image = "registry.k8s.io/pause:3.9"`)
+}
+
+func countFunc[T any](s []T, f func(T) bool) int {
+	n := 0
+	for _, v := range s {
+		if f(v) {
+			n++
+		}
+	}
+	return n
 }

@@ -21,6 +21,7 @@ const (
 	MethodStatus      = "Status"
 	MethodListImages  = "ListImages"
 	MethodImageStatus = "ImageStatus"
+	MethodPullImage   = "PullImage"
 )
 
 // Runtime is a fake CRI runtime with canned answers. Serve it with [Serve].
@@ -40,6 +41,10 @@ type Runtime struct {
 	// method's name (MethodVersion, ...); an error it returns is the call's
 	// answer. Tests use it to delay, count or block calls.
 	Hook func(ctx context.Context, method string) error
+
+	// pulled are the names PullImage was asked for, in order.
+	pullMu sync.Mutex
+	pulled []string
 
 	// The ListImages and verbose Status answers, built once, and their
 	// wire form, which the codec of Serve sends instead of marshalling
@@ -138,6 +143,25 @@ func (r *Runtime) ImageStatus(ctx context.Context, req *runtimeapi.ImageStatusRe
 		}
 	}
 	return &runtimeapi.ImageStatusResponse{}, nil
+}
+
+// PullImage records the name it is asked to pull and answers an image
+// reference of its own; it stores nothing (Images stays as it is).
+func (r *Runtime) PullImage(ctx context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
+	if err := r.hook(ctx, MethodPullImage); err != nil {
+		return nil, err
+	}
+	r.pullMu.Lock()
+	defer r.pullMu.Unlock()
+	r.pulled = append(r.pulled, req.GetImage().GetImage())
+	return &runtimeapi.PullImageResponse{ImageRef: "sha256:pulled"}, nil
+}
+
+// Pulled returns the names PullImage was asked for, in order.
+func (r *Runtime) Pulled() []string {
+	r.pullMu.Lock()
+	defer r.pullMu.Unlock()
+	return append([]string(nil), r.pulled...)
 }
 
 // Serve serves r on a new unix socket, until the test ends, and returns the
