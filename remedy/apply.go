@@ -30,10 +30,6 @@ type ApplyOptions struct {
 	BackupDir string
 	// Now names the run's backup directory; nil is time.Now.
 	Now func() time.Time
-
-	// step, when set, is called before each step of the writing (tests
-	// kill the process there).
-	step func(string)
 }
 
 // Apply writes the plan's edits into the node tree at dir, every one or
@@ -54,13 +50,15 @@ type ApplyOptions struct {
 //
 // Apply writes what the plan says: make the plan with [For] and check it
 // with [Verify] first.
-func Apply(ctx context.Context, p *Plan, dir string, o ApplyOptions) (err error) {
+func Apply(ctx context.Context, p *Plan, dir string, o ApplyOptions) error {
+	return apply(ctx, p, dir, o, func(string) {})
+}
+
+// apply is Apply, calling step before each step of the writing (tests
+// kill the process there).
+func apply(ctx context.Context, p *Plan, dir string, o ApplyOptions, step func(string)) (err error) {
 	if p == nil || len(p.Edits) == 0 {
 		return nil
-	}
-	step := o.step
-	if step == nil {
-		step = func(string) {}
 	}
 	unlock, err := lock(ctx, dir)
 	if err != nil {

@@ -152,8 +152,8 @@ func TestApplyKilled(t *testing.T) {
 	}
 	ref := planOf(t, copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin"))
 	var steps int
-	require.NoError(t, Apply(context.Background(), ref, copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin"),
-		ApplyOptions{step: func(string) { steps++ }}))
+	require.NoError(t, apply(context.Background(), ref, copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin"),
+		ApplyOptions{}, func(string) { steps++ }))
 	require.Greater(t, steps, 8)
 	for k := range steps {
 		t.Run(strconv.Itoa(k), func(t *testing.T) {
@@ -212,14 +212,14 @@ func killedApply(t *testing.T, dir, at string) {
 	require.NoError(t, err)
 	p := planOf(t, dir)
 	n := 0
-	err = Apply(context.Background(), p, dir, ApplyOptions{step: func(s string) {
+	err = apply(context.Background(), p, dir, ApplyOptions{}, func(s string) {
 		if n == k {
 			fmt.Fprintln(os.Stderr, "killed at", s)
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			time.Sleep(time.Minute)
 		}
 		n++
-	}})
+	})
 	require.NoError(t, err)
 	t.Fatalf("not killed: step %d of %d (%s)", k, n, strings.Repeat(".", 0))
 }
