@@ -576,8 +576,9 @@ func (p *planner) addFlag(f resolve.Fix) error {
 }
 
 // pull records the step that stores the image under name: a pull through
-// CRI, or, where the image is stored under another spelling from, a tag of
-// it with the runtime's own tool.
+// CRI, or, where the same image is stored under another spelling from (a
+// registry alias or Docker Hub form of name), a tag of it with the
+// runtime's own tool.
 func (p *planner) pull(k resolve.Kind, name, from, msg string) {
 	for _, s := range p.steps {
 		if s.Action == resolve.ActionPull && s.Image == name {
@@ -586,6 +587,10 @@ func (p *planner) pull(k resolve.Kind, name, from, msg string) {
 	}
 	s := Step{Action: resolve.ActionPull, Answers: k, Component: resolve.Component(p.res.Runtime), Image: name, From: from,
 		Commands: []string{"crictl pull " + name}, Message: msg}
+	if from != "" && !p.res.Aliases().Equal(from, name) {
+		from = "" // another image: a tag would give it a name it does not have
+	}
+	s.From = from
 	if from != "" {
 		tag := map[string]string{"containerd": "ctr -n k8s.io images tag", "cri-o": "podman tag", "cri-dockerd": "docker tag"}[string(p.res.Runtime)]
 		if tag != "" {
