@@ -24,7 +24,13 @@ const frozenDomain = "k8s.gcr.io"
 //     CRI, which stores it under that name;
 //   - on cri-dockerd 0.4.7 and later, its --pinned-images flag with the
 //     name the image is stored under (pinnedImagesFix);
+//   - on containerd 1.6.22, 1.7.3 and later, its own pinned label on the
+//     name the image is stored under ([resolve.Result.LabelFix]), which
+//     needs no change of its config;
 //   - else a shim or an upgrade, with what the result notes of the runtime.
+//
+// Where the fix is an edit or a pull, judge offers the label after it, as
+// the alternative that leaves the config alone.
 func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix {
 	for _, n := range res.Notes {
 		switch n.Kind {
@@ -67,6 +73,11 @@ func fix(res *resolve.Result, sandbox Image, answers resolve.Kind) *resolve.Fix 
 	}
 	if f := pinnedImagesFix(res, sandbox, answers); f != nil {
 		return f // cri-dockerd 0.4.7 and later pin what their flag names
+	}
+	if tags := sandbox.GetRepoTags(); len(tags) > 0 {
+		if f, ok := res.LabelFix(tags[0], answers); ok {
+			return &f // containerd pins what carries its label
+		}
 	}
 	f := &resolve.Fix{Answers: answers, Action: resolve.ActionShim, Component: resolve.Component(res.Runtime),
 		Message: "run a pinning CRI shim in front of the runtime, or upgrade the runtime"}

@@ -298,7 +298,15 @@ func (v *Verdict) judge(res *resolve.Result, sandbox Image) {
 		v.Status = StatusUnpinned
 		v.find(resolve.KindSandboxUnpinned, "%s does not pin its sandbox image %s (stored as %s): the kubelet's image GC may delete it; "+
 			"run a pinning CRI shim, upgrade the runtime, or configure the exact stored name", v.Runtime, v.SandboxImage, s.StoredAs)
-		fixes = append(fixes, *fix(res, sandbox, resolve.KindSandboxUnpinned))
+		f := *fix(res, sandbox, resolve.KindSandboxUnpinned)
+		fixes = append(fixes, f)
+		if f.Action == resolve.ActionEdit || f.Action == resolve.ActionPull {
+			// The alternative that leaves the config alone: containerd's
+			// own label on the name the image is stored under.
+			if lf, ok := res.LabelFix(s.StoredAs, resolve.KindSandboxUnpinned); ok {
+				fixes = append(fixes, lf)
+			}
+		}
 	case !s.StoredAsConfigured:
 		v.Status = StatusNotStoredAsConfigured
 		fixes = append(fixes, *fix(res, sandbox, resolve.KindSandboxNotStoredAsConfigured))

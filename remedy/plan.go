@@ -36,10 +36,10 @@ func (p *Plan) Empty() bool { return p == nil || len(p.Edits) == 0 && len(p.Step
 
 // Remains reports whether a step is left that no file edit answers and
 // that a restart does not take: an upgrade, a shim, an edit by hand, or a
-// pull not yet done.
+// pull not yet done (alternatives aside).
 func (p *Plan) Remains() bool {
 	for _, s := range p.Steps {
-		if s.Action != resolve.ActionRestart && !s.Done {
+		if s.Action != resolve.ActionRestart && !s.Done && !s.Alternative {
 			return true
 		}
 	}
@@ -92,7 +92,8 @@ type Change struct {
 type Step struct {
 	// Action is [resolve.ActionPull] (store the image under Image),
 	// [resolve.ActionRestart] (restart Unit so that it reads its files),
-	// [resolve.ActionUpgrade], [resolve.ActionShim], or
+	// [resolve.ActionLabel] (label the image stored as Image so that the
+	// runtime pins it), [resolve.ActionUpgrade], [resolve.ActionShim], or
 	// [resolve.ActionEdit] (an edit the plan cannot make: Message says it).
 	Action resolve.Action `json:"action"`
 	// Answers is the kind of the finding the step answers, "" for a
@@ -102,7 +103,8 @@ type Step struct {
 	Component resolve.Component `json:"component,omitempty"`
 	// Unit is the systemd unit to restart.
 	Unit string `json:"unit,omitempty"`
-	// Image is the name to store the image under, for a pull; From a
+	// Image is the name to store the image under, for a pull, or to
+	// label, for a label; From a
 	// name it is stored under already, to tag on a node that cannot pull.
 	Image string `json:"image,omitempty"`
 	From  string `json:"from,omitempty"`
@@ -113,6 +115,10 @@ type Step struct {
 	Commands []string `json:"commands,omitempty"`
 	// Done says the step was taken (a pull through CRI by the command).
 	Done bool `json:"done,omitempty"`
+	// Alternative says the step answers a finding that an edit or a step
+	// before it answers already: another way, for a node where that one
+	// cannot be taken (a label where the config can be edited).
+	Alternative bool `json:"alternative,omitempty"`
 	// Message says it for people.
 	Message string `json:"message"`
 }
@@ -287,10 +293,36 @@ func (p *planner) fix(f resolve.Fix) error {
 	case resolve.ActionRestart:
 		p.steps = append(p.steps, Step{Action: resolve.ActionRestart, Answers: f.Answers, Component: f.Component,
 			Unit: unitOf(f.Component, p.res), Commands: []string{"systemctl restart " + unitOf(f.Component, p.res)}, Message: f.Message})
+	case resolve.ActionLabel:
+		p.steps = append(p.steps, Step{Action: resolve.ActionLabel, Answers: f.Answers, Component: f.Component, Image: f.To,
+			Commands: []string{p.labelCommand(f.To)}, Message: f.Message})
 	default: // upgrade, shim
 		p.steps = append(p.steps, Step{Action: f.Action, Answers: f.Answers, Component: f.Component, Version: f.Version, Message: f.Message})
 	}
 	return nil
+}
+
+// labelCommand is the command that labels the image containerd stores as
+// name with containerd's pinned label (PinnedImageLabelKey and
+// PinnedImageLabelValue, pkg/cri/labels/labels.go @v1.7.35 and
+// internal/cri/labels/labels.go @v2.4.2; see resolve's
+// ContainerdPinnedLabel release fact). Where k3s or RKE2 write the
+// containerd config, it runs their ctr and also removes their own pinned
+// label, which they clear containerd's with at every start
+// (resolve.Result.LabelFix).
+func (p *planner) labelCommand(name string) string {
+	const label = "io.cri-containerd.pinned=pinned"
+	for _, c := range p.res.Candidates {
+		if prog := generated(c.Path); prog != "" && c.Source == resolve.SourceContainerdConfig {
+			ctr := prog + " ctr" // k3s's own subcommand finds its socket
+			if prog == "rke2" {
+				// RKE2's documentation, "Debugging".
+				ctr = "/var/lib/rancher/rke2/bin/ctr --address /run/k3s/containerd/containerd.sock"
+			}
+			return ctr + " -n k8s.io images label " + name + " " + label + " io.cattle." + prog + ".pinned="
+		}
+	}
+	return "ctr -n k8s.io images label " + name + " " + label
 }
 
 // manual records a fix the plan cannot make as an edit by hand.
@@ -708,6 +740,24 @@ func (p *planner) finish() (*Plan, error) {
 		}
 		if s.Action != resolve.ActionPull {
 			steps = append(steps, s)
+		}
+	}
+	// A label answers what an edit or an earlier step answers already:
+	// an alternative.
+	answered := map[resolve.Kind]bool{}
+	for _, e := range plan.Edits {
+		for _, c := range e.Changes {
+			for _, k := range c.Answers {
+				answered[k] = true
+			}
+		}
+	}
+	for i := range steps {
+		if steps[i].Action == resolve.ActionLabel && answered[steps[i].Answers] {
+			steps[i].Alternative = true
+		}
+		if steps[i].Action != resolve.ActionRestart {
+			answered[steps[i].Answers] = true
 		}
 	}
 	plan.Steps = append(plan.Steps, steps...)

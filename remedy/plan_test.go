@@ -83,7 +83,11 @@ func render(p *Plan) string {
 		b.WriteString(e.Diff)
 	}
 	for _, s := range p.Steps {
-		fmt.Fprintf(&b, "step %s %s%s%s: %s\n", s.Action, s.Component, prefixed(" ", s.Unit), prefixed(" ", s.Image), s.Message)
+		alt := ""
+		if s.Alternative {
+			alt = " (alternative)"
+		}
+		fmt.Fprintf(&b, "step %s%s %s%s%s: %s\n", s.Action, alt, s.Component, prefixed(" ", s.Unit), prefixed(" ", s.Image), s.Message)
 		for _, c := range s.Commands {
 			fmt.Fprintf(&b, "  $ %s\n", c)
 		}

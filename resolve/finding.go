@@ -281,13 +281,18 @@ const (
 	ActionRestart Action = "restart" // restart Component so that it reads its configuration
 	ActionPull    Action = "pull"    // store the image under the name To
 	ActionAdd     Action = "add"     // add Flag with the value To to the command line of Key at Path:Line
+	// ActionLabel: label the image stored as To so that the runtime pins
+	// it (containerd's io.cri-containerd.pinned=pinned; see
+	// [Result.LabelFix]), whatever its config names.
+	ActionLabel Action = "label"
 )
 
-// UnmarshalText accepts the actions above; any other text is an error: the
-// set is closed.
+// UnmarshalText accepts the actions above (edit, remove, upgrade, shim,
+// restart, pull, add and label); any other text is an error: the set is
+// closed.
 func (a *Action) UnmarshalText(text []byte) error {
 	switch v := Action(text); v {
-	case ActionEdit, ActionRemove, ActionUpgrade, ActionShim, ActionRestart, ActionPull, ActionAdd:
+	case ActionEdit, ActionRemove, ActionUpgrade, ActionShim, ActionRestart, ActionPull, ActionAdd, ActionLabel:
 		*a = v
 		return nil
 	}

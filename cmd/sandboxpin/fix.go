@@ -180,8 +180,11 @@ func printPlan(w io.Writer, p *remedy.Plan, write bool, backupDir string) {
 	}
 	for i, s := range p.Steps {
 		done := ""
-		if s.Done {
+		switch {
+		case s.Done:
 			done = " (done)"
+		case s.Alternative:
+			done = " (or, where that cannot be done)"
 		}
 		fmt.Fprintf(w, "%d. %s%s: %s\n", i+1, s.Action, done, s.Message)
 		for _, cmd := range s.Commands {

@@ -38,6 +38,8 @@ const (
 	KubeadmKeepsFlag                            // upgrade no longer removes --pod-infra-container-image from kubeadm-flags.env
 	KubeadmUpgradeRunsPause                     // upgrade runs kubeadm's pause image as a Job's container
 	CRIDockerdPinsFlags                         // pins what --pinned-images and --pinned-image-labels name
+	ContainerdPinnedLabel                       // pins an image labelled io.cri-containerd.pinned=pinned at once; args: version, name, name
+	ContainerdPinnedLabelAtStart                // ... only once it stores the reference anew (a restart); args: version, name, name
 	numFacts
 )
 
@@ -202,7 +204,34 @@ var facts = [numFacts][]Row{
 				"first released in v0.4.7 (2026-09-09; v0.4.10 the newest): no v0.4.7 or later tag could be read (the mirror holds none, the Go module proxy " +
 				"refuses v0.4.7 and v0.4.10), nor config/options.go's flag definitions, so a comma-separated and a repeated flag are both read (pin.CRIDockerdCompat)"},
 	},
+	ContainerdPinnedLabel: {
+		{Containerd, Range{"1.6.25", "1.7"}, "containerd %s reports pinned for an image one of whose names carries its label " + pinnedLabel +
+			", whatever its config names, and keeps the label across restarts and CRI pulls: label %s (`ctr -n k8s.io images label %s " + pinnedLabel +
+			"`); a re-import of that name through ctr 2.x's transfer service (ctr without --local) drops the label",
+			"pkg/cri/store/image/image.go getImage (Pinned from PinnedImageLabelKey) and Store.update, which pins and unpins per reference " +
+				"(containerd#8867: b49815300 @v1.6.25, absent @v1.6.24; a2b16d7f9 @v1.7.10, absent @v1.7.9); pkg/cri/server/image_pull.go getLabels and " +
+				"createImageReference add the label and never remove it, at a pull and for every image at start-up (restart.go), @v1.7.35; " +
+				"internal/cri/store/image/image.go and internal/cri/server/images/image_pull.go UpdateImage and createOrUpdateImageReference @v2.4.2; " +
+				"core/transfer/image/imagestore.go Store updates the whole record of a name it imports @v2.4.2; seen live on 1.7.35 and 2.4.2 " +
+				"(internal/containerdtest TestPinnedLabel: pinned at once, after a restart, after a CRI pull and removal of the configured name; " +
+				"a re-import keeps the label client-side on 1.7.35 and drops it through the transfer service on 2.4.2)"},
+		{Containerd, Range{"1.7.10", ""}, "", "as above"},
+	},
+	ContainerdPinnedLabelAtStart: {
+		{Containerd, Range{"1.6.22", "1.6.25"}, "containerd %s reads its label " + pinnedLabel + " only when it stores an image reference anew: " +
+			"a label set on an image it holds is reported once containerd restarts (containerd#9328): label %s " +
+			"(`ctr -n k8s.io images label %s " + pinnedLabel + "`), then restart containerd",
+			"pkg/cri/store/image/image.go Store.update returns early for a known reference of the same image ID, getImage reads PinnedImageLabelKey " +
+				"@v1.6.22, @v1.6.24, @v1.7.3, @v1.7.9 (containerd#9328, reported on 1.7.8)"},
+		{Containerd, Range{"1.7.3", "1.7.10"}, "", "the same file @v1.7.3, @v1.7.9; per-reference pins from a2b16d7f9 @v1.7.10"},
+	},
 }
+
+// pinnedLabel is the label containerd's CRI plugin reads into
+// Image.pinned: PinnedImageLabelKey=PinnedImageLabelValue in
+// pkg/cri/labels/labels.go @v1.6.22, @v1.7.35 and
+// internal/cri/labels/labels.go @v2.4.2.
+const pinnedLabel = "io.cri-containerd.pinned=pinned"
 
 const kubeletProtectsRead = "pkg/kubelet/images/image_gc_manager.go detectImages \"Always consider the container runtime pod sandbox image in use\", " +
 	"fed from crOptions.PodSandboxImage in pkg/kubelet/kubelet.go @v1.23.0, @v1.28.0; gone @v1.29.0"

@@ -59,6 +59,22 @@ var holdsTests = []struct {
 	{name: "pins flags 0.4.4", fact: CRIDockerdPinsFlags, version: "0.4.4"},
 	{name: "pins flags 0.4.7", fact: CRIDockerdPinsFlags, version: "0.4.7", want: true},
 	{name: "pins flags 0.4.10", fact: CRIDockerdPinsFlags, version: "0.4.10", want: true},
+	// pkg/cri/store/image/image.go Store.update: per-reference pins from
+	// v1.6.25 and v1.7.10; before, only a reference stored anew.
+	{name: "label 1.6.21", fact: ContainerdPinnedLabel, version: "1.6.21"},
+	{name: "label 1.6.24", fact: ContainerdPinnedLabel, version: "1.6.24"},
+	{name: "label 1.6.25", fact: ContainerdPinnedLabel, version: "1.6.25", want: true},
+	{name: "label 1.7.9", fact: ContainerdPinnedLabel, version: "1.7.9"},
+	{name: "label 1.7.10", fact: ContainerdPinnedLabel, version: "1.7.10", want: true},
+	{name: "label 1.7.35", fact: ContainerdPinnedLabel, version: "1.7.35", want: true},
+	{name: "label 2.4.2", fact: ContainerdPinnedLabel, version: "2.4.2", want: true},
+	{name: "label at start 1.6.21", fact: ContainerdPinnedLabelAtStart, version: "1.6.21"},
+	{name: "label at start 1.6.22", fact: ContainerdPinnedLabelAtStart, version: "1.6.22", want: true},
+	{name: "label at start 1.6.25", fact: ContainerdPinnedLabelAtStart, version: "1.6.25"},
+	{name: "label at start 1.7.2", fact: ContainerdPinnedLabelAtStart, version: "1.7.2"},
+	{name: "label at start 1.7.3", fact: ContainerdPinnedLabelAtStart, version: "1.7.3", want: true},
+	{name: "label at start 1.7.9", fact: ContainerdPinnedLabelAtStart, version: "1.7.9", want: true},
+	{name: "label at start 1.7.10", fact: ContainerdPinnedLabelAtStart, version: "1.7.10"},
 }
 
 func TestFactHolds(t *testing.T) {

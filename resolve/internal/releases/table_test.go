@@ -50,6 +50,8 @@ var factNames = [numFacts]string{
 	KubeadmKeepsFlag:                "KubeadmKeepsFlag",
 	KubeadmUpgradeRunsPause:         "KubeadmUpgradeRunsPause",
 	CRIDockerdPinsFlags:             "CRIDockerdPinsFlags",
+	ContainerdPinnedLabel:           "ContainerdPinnedLabel",
+	ContainerdPinnedLabelAtStart:    "ContainerdPinnedLabelAtStart",
 }
 
 // renderDoc writes every row as Markdown tables.
