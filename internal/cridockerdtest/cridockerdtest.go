@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -456,6 +457,113 @@ func (c *CRIDockerd) Restart(t testing.TB, image string) {
 	if err := c.startCRIDockerd(); err != nil {
 		t.Fatalf("%v", err)
 	}
+}
+
+// RestartFromUnit restarts cri-dockerd as systemd would after a
+// daemon-reload: with the command line of the last ExecStart= in UnitPath
+// and its drop-ins (UnitPath.d/*.conf, in lexical order; an empty
+// ExecStart= resets), whatever wrote them. The unit is not rewritten. It
+// understands what systemd.service(5) allows in the files a test writes:
+// double- or single-quoted words, with backslash escapes, and the
+// specifiers %% and $$.
+func (c *CRIDockerd) RestartFromUnit(t testing.TB) {
+	t.Helper()
+	args, err := c.UnitArgs()
+	if err != nil {
+		t.Fatalf("cridockerdtest: %v", err)
+	}
+	c.StopCRIDockerd()
+	c.Args = args
+	c.opts.PodInfraImage = ""
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--pod-infra-container-image="); ok {
+			c.opts.PodInfraImage = v
+		} else if a == "--pod-infra-container-image" && i+1 < len(args) {
+			c.opts.PodInfraImage = args[i+1]
+		}
+	}
+	if err := c.startCRIDockerd(); err != nil {
+		t.Fatalf("%v", err)
+	}
+}
+
+// UnitArgs returns cri-dockerd's arguments (without the program) as UnitPath
+// and its drop-ins give them: see RestartFromUnit.
+func (c *CRIDockerd) UnitArgs() ([]string, error) {
+	files := []string{c.UnitPath}
+	dropIns, err := filepath.Glob(c.UnitPath + ".d/*.conf")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(dropIns)
+	files = append(files, dropIns...)
+	var cmd string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		// Continuation lines joined, as systemd reads them.
+		text := strings.ReplaceAll(strings.ReplaceAll(string(b), "\r\n", "\n"), "\\\n", " ")
+		for _, line := range strings.Split(text, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "ExecStart="); ok {
+				cmd = strings.TrimSpace(v)
+			}
+		}
+	}
+	if cmd == "" {
+		return nil, fmt.Errorf("%s: no ExecStart", c.UnitPath)
+	}
+	words, err := unitWords(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("%s: ExecStart=%s: %w", c.UnitPath, cmd, err)
+	}
+	if words[0] != "/usr/bin/cri-dockerd" {
+		return nil, fmt.Errorf("%s: ExecStart runs %s, not /usr/bin/cri-dockerd", c.UnitPath, words[0])
+	}
+	return words[1:], nil
+}
+
+// unitWords splits an ExecStart= command line into words.
+func unitWords(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case quote == 0 && (ch == ' ' || ch == '\t'):
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+			continue
+		case quote == 0 && (ch == '"' || ch == '\''):
+			quote, in = ch, true
+			continue
+		case quote != 0 && ch == quote:
+			quote = 0
+			continue
+		case ch == '\\' && i+1 < len(s):
+			i++
+			ch = s[i]
+		case (ch == '%' || ch == '$') && i+1 < len(s) && s[i+1] == ch:
+			i++
+		}
+		w.WriteByte(ch)
+		in = true
+	}
+	if quote != 0 {
+		return nil, errors.New("unterminated quote")
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	if len(words) == 0 {
+		return nil, errors.New("empty command line")
+	}
+	return words, nil
 }
 
 func stop(p *proc) {

@@ -119,3 +119,27 @@ var hostPaths = []string{
 
 // hostState returns each host path's modification time, or "absent".
 func hostState() map[string]string { return runtimetest.HostState(hostPaths) }
+
+// TestUnitArgs reads the command line back from a unit the way
+// RestartFromUnit does: the package's unit as writeUnit writes it, then a
+// drop-in that resets ExecStart and sets another.
+func TestUnitArgs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := &CRIDockerd{UnitPath: dir + "/cri-docker.service",
+		Args: []string{"--network-plugin=", "--pod-infra-container-image", "k8s.gcr.io/pause:3.10.1", "--x", "a b\"c%$"}}
+	require.NoError(t, c.writeUnit())
+	got, err := c.UnitArgs()
+	require.NoError(t, err)
+	assert.Equal(t, c.Args, got)
+
+	require.NoError(t, os.Mkdir(c.UnitPath+".d", 0o700))
+	require.NoError(t, os.WriteFile(c.UnitPath+".d/10-pause.conf",
+		[]byte("[Service]\nExecStart=\nExecStart=/usr/bin/cri-dockerd --a \\\n  '--pod-infra-container-image=registry.k8s.io/pause:3.10.1'\n"), 0o600))
+	got, err = c.UnitArgs()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"--a", "--pod-infra-container-image=registry.k8s.io/pause:3.10.1"}, got)
+
+	_, err = unitWords(`/usr/bin/cri-dockerd "open`)
+	require.Error(t, err)
+}

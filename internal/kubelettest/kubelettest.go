@@ -74,6 +74,9 @@ type Options struct {
 	// Verbosity is the kubelet's --v (0: only what it logs by default, which
 	// includes the image GC lines).
 	Verbosity int
+	// ExtraArgs are appended to the kubelet's command line, as a unit's
+	// $KUBELET_EXTRA_ARGS is (see [Run]).
+	ExtraArgs []string
 }
 
 // Kubelet is a running kubelet.
@@ -162,6 +165,20 @@ var kernelTunables = map[string]string{
 // The kubelet is stopped, checked for leftovers and removed by t.Cleanup.
 func Start(t testing.TB, opts Options) *Kubelet {
 	t.Helper()
+	k, err := Run(t, opts)
+	if err != nil {
+		t.Fatalf("kubelettest: %v", err)
+	}
+	return k
+}
+
+// Run is Start, except that a kubelet that exits (or never logs "Started
+// kubelet") does not fail the test: Run returns the error, with the
+// kubelet's log, and the Kubelet, whose Log and Exited still answer. A
+// kubelet that refuses its command line (an unknown flag in
+// Options.ExtraArgs) exits so.
+func Run(t testing.TB, opts Options) (*Kubelet, error) {
+	t.Helper()
 	Require(t)
 	if opts.RuntimeEndpoint == "" {
 		t.Fatal("kubelettest: Options.RuntimeEndpoint is required")
@@ -198,9 +215,9 @@ func Start(t testing.TB, opts Options) *Kubelet {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if _, err := k.WaitForLog(ctx, regexp.MustCompile(`"Started kubelet"`)); err != nil {
-		t.Fatalf("kubelettest: the kubelet did not start: %v\nconfig:\n%s\nlog:\n%s", err, k.Config, k.Log())
+		return k, fmt.Errorf("the kubelet did not start: %w\nargs: %q\nconfig:\n%s\nlog:\n%s", err, k.Args, k.Config, k.Log())
 	}
-	return k
+	return k, nil
 }
 
 // prepare writes the directories, static pods and config, and sets k.Args.
@@ -242,6 +259,7 @@ func (k *Kubelet) prepare(opts Options) error {
 	if opts.VModule != "" {
 		k.Args = append(k.Args, "--vmodule="+opts.VModule)
 	}
+	k.Args = append(k.Args, opts.ExtraArgs...)
 	// No --kubeconfig: the kubelet runs standalone and talks to no API
 	// server.
 	return nil
