@@ -54,5 +54,6 @@ func Example() {
 	// -  sandbox_image = "k8s.gcr.io/pause:3.9" # the old registry
 	// +  sandbox_image = "registry.k8s.io/pause:3.9" # the old registry
 	// pull [crictl pull registry.k8s.io/pause:3.9]
+	// label [ctr -n k8s.io images label registry.k8s.io/pause:3.9 io.cri-containerd.pinned=pinned]
 	// restart [systemctl restart containerd.service]
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 
 	toml "github.com/pelletier/go-toml/v2"
 	"go.yaml.in/yaml/v3"
@@ -158,7 +159,7 @@ func FuzzRemoveFlag(f *testing.F) {
 		}
 		words := func(s string) []string {
 			var w []string
-			for _, f := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(" \t\n\"'\\=", r) }) {
+			for _, f := range strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'\\=", r) }) {
 				if f != "--pod-infra-container-image" && f != value {
 					w = append(w, f)
 				}

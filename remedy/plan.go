@@ -162,6 +162,9 @@ type planner struct {
 	// they do not change it.
 	sandbox string
 	answers resolve.Kind // what changed sandbox answers
+	// required is the image whose label no edit makes unneeded
+	// (labelOn1x).
+	required string
 }
 
 // file is one file being edited.
@@ -707,10 +710,11 @@ func (p *planner) finish() (*Plan, error) {
 		if !p.stored(p.sandbox) {
 			p.pull(answers, p.sandbox, p.storedAs(), "")
 		}
+		p.labelOn1x(answers)
 	}
 	for _, s := range p.steps {
-		if s.Action == resolve.ActionPull {
-			steps = append(steps, s)
+		if s.Action == resolve.ActionPull || s.Action == resolve.ActionLabel {
+			steps = append(steps, s) // before the restart: a label of 1.6.22–1.6.24 and 1.7.3–1.7.9 counts only after one
 		}
 	}
 	for _, comp := range []resolve.Component{resolve.ComponentContainerd, resolve.ComponentCRIO, resolve.ComponentCRIDockerd, resolve.ComponentKubelet} {
@@ -738,7 +742,7 @@ func (p *planner) finish() (*Plan, error) {
 		if s.Action == resolve.ActionRestart && restarts[s.Component] {
 			continue // the restart above
 		}
-		if s.Action != resolve.ActionPull {
+		if s.Action != resolve.ActionPull && s.Action != resolve.ActionLabel {
 			steps = append(steps, s)
 		}
 	}
@@ -753,7 +757,7 @@ func (p *planner) finish() (*Plan, error) {
 		}
 	}
 	for i := range steps {
-		if steps[i].Action == resolve.ActionLabel && answered[steps[i].Answers] {
+		if steps[i].Action == resolve.ActionLabel && answered[steps[i].Answers] && steps[i].Image != p.required {
 			steps[i].Alternative = true
 		}
 		if steps[i].Action != resolve.ActionRestart {
@@ -762,6 +766,42 @@ func (p *planner) finish() (*Plan, error) {
 	}
 	plan.Steps = append(plan.Steps, steps...)
 	return plan, nil
+}
+
+// labelOn1x makes the label of the newly configured sandbox image a
+// required step on containerd 1.x, where a restart is not enough: 1.x
+// labels an image pinned when it stores the name (a CRI pull, an import)
+// under the config of that moment, and at start relabels only the images
+// it does not manage yet (pkg/cri/server/image_pull.go and restart.go at
+// v1.7.35), so an image stored before the edit stays unpinned (seen live
+// on 1.7.35 in TestFixUnderGC, internal/kubelettest). containerd 2.x
+// relabels every image at start (CheckImages, internal/cri/server/images
+// at v2.4.2). Where the label does not pin (before 1.6.22 and 1.7.3) the
+// result's own fixes say what does.
+func (p *planner) labelOn1x(answers resolve.Kind) {
+	if resolve.Component(p.res.Runtime) != resolve.ComponentContainerd {
+		return
+	}
+	major := ""
+	for _, v := range p.res.Versions {
+		if v.Used && v.Component == resolve.ComponentContainerd {
+			major, _, _ = strings.Cut(strings.TrimPrefix(v.Version, "v"), ".")
+		}
+	}
+	if major != "1" {
+		return
+	}
+	f, ok := p.res.LabelFix(p.sandbox, answers)
+	if !ok {
+		return
+	}
+	p.required = p.sandbox
+	if slices.ContainsFunc(p.steps, func(s Step) bool { return s.Action == resolve.ActionLabel && s.Image == p.sandbox }) {
+		return
+	}
+	f.Message = "containerd 1.x pins an image it stored before its config named it only once labelled (a restart does not relabel it): " + f.Message
+	p.steps = append(p.steps, Step{Action: resolve.ActionLabel, Answers: f.Answers, Component: resolve.ComponentContainerd, Image: p.sandbox,
+		Commands: []string{p.labelCommand(p.sandbox)}, Message: f.Message})
 }
 
 // restartKeeps says what a restart of each component does to running
