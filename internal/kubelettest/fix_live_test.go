@@ -3,6 +3,8 @@ package kubelettest_test
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -36,6 +38,10 @@ type fixRow struct {
 	stored string
 	// proof is what the row shows: proofGC when "".
 	proof string
+	// label says that fix --write leaves a step no edit answers, the
+	// label of the newly configured name (containerd 1.x), and exits 1:
+	// the test takes it as an operator would, before the restart.
+	label bool
 }
 
 // The proofs of fixRow.
@@ -71,17 +77,19 @@ var fixRows = []fixRow{
 	// by an exact string compare: k8s.gcr.io/pause leaves
 	// registry.k8s.io/pause unpinned.
 	//
-	// No row for containerd 1.7.35: there fix --write and a restart leave
-	// the stored image unpinned (seen live: audit exit 1 after them). 1.7
-	// pins by a label its CRI plugin sets when it first stores a name, or
-	// at a CRI pull, under the config of that moment (getLabels); at start
-	// it relabels only images it does not manage yet (updateImage in
+	// containerd 1.7.35: the edit and a restart alone leave the stored
+	// image unpinned (seen live: audit exit 1 after them). 1.7 pins by a
+	// label its CRI plugin sets when it first stores a name, or at a CRI
+	// pull, under the config of that moment (getLabels); at start it
+	// relabels only images it does not manage yet (updateImage in
 	// pkg/cri/server/image_pull.go and restart.go @v1.7.35), so an image
 	// stored under the old config stays unpinned until a CRI pull after
 	// the restart, or `ctr -n k8s.io images label NAME
 	// io.cri-containerd.pinned=pinned` (releases.ContainerdPinnedLabel).
-	// The plan offers the label only as an alternative to the edit, and
-	// fix --write exits 0 as if the restart were enough.
+	// So the plan makes that label a required step on 1.x, fix --write
+	// exits 1 with it left, and the row runs its command (with the
+	// harness's ctr, on the row's socket) before the restart.
+	{name: "containerd-1.7/alias", runtime: runtimeContainerd, version: containerdtest.V17, configured: aliasPause, label: true},
 	{name: "containerd-2.2/alias", runtime: runtimeContainerd, version: containerdtest.V2, configured: aliasPause},
 	{name: "containerd-2.3/alias", runtime: runtimeContainerd, version: containerdtest.V23, configured: aliasPause},
 	{name: "containerd-2.4/alias", runtime: runtimeContainerd, version: containerdtest.V24, configured: aliasPause},
@@ -117,6 +125,11 @@ type fixNode struct {
 	restore func(t *testing.T)
 	// restart restarts the runtime on the config under root.
 	restart func(t *testing.T)
+	// run runs a command of a step of the plan as an operator would on
+	// the node, with the harness's binary for the one it names and the
+	// runtime's socket, and returns its output; nil where the test takes
+	// no such step (it runs only ctr, on containerd).
+	run func(t *testing.T, command string) string
 }
 
 // TestFixUnderGC is issue 46's proof against the judge: on a node whose
@@ -124,7 +137,8 @@ type fixNode struct {
 // a real kubelet v1.37.2 under disk pressure deletes it; after `sandboxpin
 // fix --write` and a restart of the runtime, `sandboxpin audit` says
 // protected and the same kubelet, under the same pressure, keeps it (on
-// containerd 1.7, 2.2, 2.3 and 2.4, CRI-O and cri-dockerd). And the rest of
+// containerd 1.7, 2.2, 2.3 and 2.4, CRI-O and cri-dockerd; on 1.7 with the
+// label step fix --write leaves taken before the restart). And the rest of
 // item 4: on containerd 1.6.20, which never pins, fix plans the upgrade or
 // the shim and writes nothing; on containerd 2.3.3 with a short sandbox
 // image, RunPodSandbox fails before and starts a pod after; kubelet 1.37
@@ -198,10 +212,14 @@ func runFixRow(t *testing.T, tt fixRow) {
 	assert.Regexp(t, diffLine("-", tt.configured), plan, "the plan's diff")
 	assert.Regexp(t, diffLine("+", storedName(tt)), plan, "the plan's diff")
 
-	code, wrote := fix(t, n.root, n.endpoint, "--write")
-	t.Logf("%s: `sandboxpin fix --root ROOT --runtime-endpoint %s --write` exit %d:\n%s", tt.name, n.endpoint, code, wrote)
-	require.Equal(t, 0, code, "fix --write: nothing but the printed restarts should remain")
-	assert.Regexp(t, `(?m)^\d+\. restart`, wrote, "fix prints the restart")
+	if tt.label {
+		fixWriteLabel(t, tt, n)
+	} else {
+		code, wrote := fix(t, n.root, n.endpoint, "--write")
+		t.Logf("%s: `sandboxpin fix --root ROOT --runtime-endpoint %s --write` exit %d:\n%s", tt.name, n.endpoint, code, wrote)
+		require.Equal(t, 0, code, "fix --write: nothing but the printed restarts should remain")
+		assert.Regexp(t, `(?m)^\d+\. restart`, wrote, "fix prints the restart")
+	}
 	cfg, err = os.ReadFile(n.config)
 	require.NoError(t, err)
 	require.NotEqual(t, string(cfgBefore), string(cfg), "fix --write left the config as it was")
@@ -222,6 +240,74 @@ func runFixRow(t *testing.T, tt fixRow) {
 	removed, kept = gcUnderPressure(ctx, t, tt.name+" after the fix", n.endpoint)
 	assert.Empty(t, removed, "the kubelet deleted the pause image after the fix")
 	assert.NotEmpty(t, kept)
+}
+
+// fixStep is a step of `sandboxpin fix -o json` (remedy.Step).
+type fixStep struct {
+	Action      string   `json:"action"`
+	Image       string   `json:"image"`
+	Commands    []string `json:"commands"`
+	Done        bool     `json:"done"`
+	Alternative bool     `json:"alternative"`
+	Message     string   `json:"message"`
+}
+
+// containerdPinnedLabel is the label containerd's CRI plugin pins an image
+// by (PinnedImageLabelKey=PinnedImageLabelValue, pkg/cri/labels/labels.go
+// @v1.7.35).
+const containerdPinnedLabel = "io.cri-containerd.pinned=pinned"
+
+// fixWriteLabel is the write of a row whose runtime (containerd 1.x) a
+// restart does not make pin the image it stores already: `fix --write -o
+// json` writes the edit and exits 1, the label of the newly configured name
+// left as a required step before the restart, and the test takes that step
+// the way an operator would, running its command on the node.
+func fixWriteLabel(t *testing.T, tt fixRow, n *fixNode) {
+	code, out := fix(t, n.root, n.endpoint, "--write", "-o", "json")
+	var plan struct {
+		Edits []struct {
+			Path    string `json:"path"`
+			Changed bool   `json:"changed"`
+		} `json:"edits"`
+		Steps []fixStep `json:"steps"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &plan), "fix --write -o json:\n%s", out)
+	var written, steps []string
+	for _, e := range plan.Edits {
+		if e.Changed {
+			written = append(written, e.Path)
+		}
+	}
+	label, restart := -1, -1
+	for i, s := range plan.Steps {
+		how := s.Action
+		if s.Image != "" {
+			how += " " + s.Image
+		}
+		switch {
+		case s.Done:
+			how += " (done)"
+		case s.Alternative:
+			how += " (alternative)"
+		}
+		steps = append(steps, fmt.Sprintf("%d. %s: %s\n     %s", i+1, how, s.Message, strings.Join(s.Commands, "\n     ")))
+		switch {
+		case s.Action == "label" && s.Image == storedName(tt) && !s.Alternative && label < 0:
+			label = i
+		case s.Action == "restart" && restart < 0:
+			restart = i
+		}
+	}
+	t.Logf("%s: `sandboxpin fix --root ROOT --runtime-endpoint %s --write -o json` exit %d, written %q, the steps:\n%s", tt.name, n.endpoint, code, written, strings.Join(steps, "\n"))
+	require.Equal(t, 1, code, "fix --write: the label of %s should remain", storedName(tt))
+	require.NotEmpty(t, written, "fix --write wrote nothing")
+	require.GreaterOrEqual(t, label, 0, "fix --write leaves no required label step for %s", storedName(tt))
+	require.Greater(t, restart, label, "the label comes before the restart")
+	s := plan.Steps[label]
+	assert.False(t, s.Done, "the label step says done")
+	require.Equal(t, []string{"ctr -n k8s.io images label " + storedName(tt) + " " + containerdPinnedLabel}, s.Commands, "the label step's command")
+	require.NotNil(t, n.run, "%s: the test runs no command of a step", n.release)
+	t.Logf("%s: the plan's label step, taken: `%s`: %s", tt.name, s.Commands[0], strings.TrimSpace(n.run(t, s.Commands[0])))
 }
 
 // storedName is the name tt's pause image is stored under.
@@ -562,6 +648,17 @@ func startFixContainerd(t *testing.T, tt fixRow) *fixNode {
 		config:   nodeCfg,
 		restore:  func(t *testing.T) { ctrd.Import(t, images...) },
 		restart:  func(t *testing.T) { ctrd.Restart(t) },
+		run: func(t *testing.T, command string) string {
+			t.Helper()
+			words := strings.Fields(command)
+			require.True(t, len(words) > 1 && words[0] == "ctr", "a command the test does not run: %q", command)
+			_, ctr := containerdtest.Binaries(tt.version)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, ctr, append([]string{"--address", ctrd.Socket}, words[1:]...)...).CombinedOutput()
+			require.NoError(t, err, "%s: %s\nlog:\n%s", command, out, ctrd.Log())
+			return string(out)
+		},
 	}
 }
 
