@@ -7,8 +7,9 @@ import (
 	"testing"
 	"unicode"
 
+	crio "github.com/BurntSushi/toml"
 	toml "github.com/pelletier/go-toml/v2"
-	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/yaml"
 )
 
 // FuzzSetTOML: for any file containerd's decoder (go-toml/v2) reads, an
@@ -99,9 +100,9 @@ func prune(m map[string]any) {
 	}
 }
 
-// FuzzRemoveYAMLArg: for any kubeadm config that decodes, a removal of the
-// kubelet argument leaves a file that decodes to the same document
-// without that argument.
+// FuzzRemoveYAMLArg: for any kubeadm config that kubeadm's decoder
+// (sigs.k8s.io/yaml) reads, a removal of the kubelet argument leaves a file
+// that it reads, with one argument fewer.
 func FuzzRemoveYAMLArg(f *testing.F) {
 	b, err := os.ReadFile("../resolve/testdata/nodes/kubelet-flag-dropin/etc/kubernetes/kubeadm.yaml")
 	if err != nil {
@@ -171,6 +172,66 @@ func FuzzRemoveFlag(f *testing.F) {
 		}
 		if !strings.HasSuffix(string(out), "Y=2\n") {
 			t.Fatalf("the next line changed: %q", out)
+		}
+	})
+}
+
+// FuzzReplaceCRIO: for any file CRI-O's decoder (BurntSushi/toml, as
+// pkg/config decodes at v1.36.3) reads with a string crio.image.pause_image,
+// replacing the value on the line that sets it yields a file the decoder
+// reads with the new value there and every other key unchanged.
+func FuzzReplaceCRIO(f *testing.F) {
+	for _, p := range []string{
+		"../resolve/testdata/nodes/crio-dropins/etc/crio/crio.conf.d/10-crio.conf",
+		"../examples/testdata/crio-node/etc/crio/crio.conf",
+	} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("[crio.image]\r\npause_image = 'a:1' # x\r\nother = \"a:1\"\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var before map[string]any
+		if _, err := crio.Decode(string(b), &before); err != nil {
+			return
+		}
+		c, _ := before["crio"].(map[string]any)
+		img, _ := c["image"].(map[string]any)
+		old, ok := img["pause_image"].(string)
+		if !ok || old == "" {
+			return
+		}
+		const value = "registry.k8s.io/pause:3.10.2"
+		tx := splitText(b)
+		for n := 1; n <= len(tx.lines); n++ {
+			body, _ := tx.body(n)
+			if keys, _, ok := tomlKeys(strings.TrimSpace(body), '='); !ok || !equalKeys(keys, []string{"pause_image"}) {
+				continue
+			}
+			h, err := tx.replaceValue(n, "", old, value)
+			if err != nil {
+				continue // another pause_image line (a later one wins), or one this edit refuses
+			}
+			out, err := tx.apply([]hunk{h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var after map[string]any
+			if _, err := crio.Decode(string(out), &after); err != nil {
+				t.Fatalf("the edited file does not decode: %v\n%s", err, out)
+			}
+			c, _ := after["crio"].(map[string]any)
+			got, _ := c["image"].(map[string]any)
+			if got["pause_image"] != value {
+				continue // the line of a pause_image that a later one overrides
+			}
+			got["pause_image"] = old
+			if !reflect.DeepEqual(before, after) {
+				t.Fatalf("other keys changed:\nbefore %v\nafter  %v\n%s", before, after, out)
+			}
+			return
 		}
 	})
 }
