@@ -223,3 +223,22 @@ func killedApply(t *testing.T, dir, at string) {
 	require.NoError(t, err)
 	t.Fatalf("not killed: step %d of %d (%s)", k, n, strings.Repeat(".", 0))
 }
+
+// TestApplyReadOnly: on a read-only file system (the node's /etc bind
+// mounted read-only onto itself) Apply fails naming the path and writes
+// nothing, no backup either. It needs the right to mount (root).
+func TestApplyReadOnly(t *testing.T) {
+	dir := copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin")
+	p := planOf(t, dir)
+	etc := filepath.Join(dir, "etc")
+	if err := syscall.Mount(etc, etc, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind mount (%v): run as root", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(etc, 0) })
+	require.NoError(t, syscall.Mount(etc, etc, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""))
+	orig := readTree(t, dir)
+	err := Apply(context.Background(), p, dir, ApplyOptions{})
+	require.ErrorIs(t, err, syscall.EROFS)
+	assert.Contains(t, err.Error(), p.Edits[0].Path)
+	assert.Equal(t, orig, readTree(t, dir), "something was written")
+}
