@@ -162,7 +162,7 @@ func (t *text) removeFlag(n int, flag, value string) (hunk, error) {
 	switch {
 	case strings.HasPrefix(rest, "="+value):
 		stop += 1 + len(value)
-	case strings.HasPrefix(strings.TrimLeft(rest, " \t"), value):
+	case rest != "" && (rest[0] == ' ' || rest[0] == '\t') && strings.HasPrefix(strings.TrimLeft(rest, " \t"), value):
 		stop += len(rest) - len(strings.TrimLeft(rest, " \t")) + len(value)
 	default:
 		return hunk{}, fmt.Errorf("%w: %s on line %d is not %q", ErrChanged, flag, n, value)
