@@ -147,8 +147,8 @@ func (cp *ControlPlane) StartNode(t testing.TB, opts NodeOptions) *Node {
 	// kubelet and the kubelet's packaging at v1.37.2), so that the node
 	// reads as a kubeadm node; the kubelet's arguments are what systemd
 	// would run from them.
-	writeFile(t, filepath.Join(dir, "etc/systemd/system/kubelet.service"), kubeletService)
-	writeFile(t, filepath.Join(dir, "etc/systemd/system/kubelet.service.d/10-kubeadm.conf"), kubeadmDropIn)
+	writeFile(t, filepath.Join(dir, "etc/systemd/system/kubelet.service"), KubeletService)
+	writeFile(t, filepath.Join(dir, "etc/systemd/system/kubelet.service.d/10-kubeadm.conf"), KubeadmDropIn)
 	n.kubeletArgs = []string{
 		"--kubeconfig=/etc/kubernetes/kubelet.conf", "--config=/var/lib/kubelet/config.yaml",
 		// A test node's name and address, as a kubeadm join's
@@ -236,10 +236,10 @@ imageGCLowThresholdPercent: 99
 `, IP, port, port+1)
 }
 
-// kubeletService and kubeadmDropIn are the shapes of the kubelet's
+// KubeletService and KubeadmDropIn are the shapes of the kubelet's
 // systemd unit and kubeadm's drop-in (10-kubeadm.conf).
 const (
-	kubeletService = `[Unit]
+	KubeletService = `[Unit]
 Description=kubelet: The Kubernetes Node Agent
 
 [Service]
@@ -249,7 +249,7 @@ Restart=always
 [Install]
 WantedBy=multi-user.target
 `
-	kubeadmDropIn = `[Service]
+	KubeadmDropIn = `[Service]
 Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf"
 Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"
 EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env

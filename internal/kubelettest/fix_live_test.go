@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/sandboxpin/sandboxpin/internal/clustertest"
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/cridockerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/criotest"
@@ -436,28 +437,10 @@ func runSandbox(ctx context.Context, t *testing.T, endpoint, what string) error 
 	return nil
 }
 
-// The kubelet's unit and kubeadm's drop-in, as the packages install them
-// (pkgs.k8s.io's kubelet and kubeadm), and a drop-in of the node's own that
-// sets the flag.
+// A drop-in of the node's own that sets the flag, beside the kubelet's
+// unit and kubeadm's drop-in as the packages install them
+// (clustertest.KubeletService, clustertest.KubeadmDropIn).
 const (
-	kubeletUnit = `[Unit]
-Description=kubelet: The Kubernetes Node Agent
-
-[Service]
-ExecStart=/usr/bin/kubelet
-Restart=always
-
-[Install]
-WantedBy=multi-user.target
-`
-	kubeadmDropIn = `[Service]
-Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf"
-Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"
-EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env
-EnvironmentFile=-/etc/default/kubelet
-ExecStart=
-ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS
-`
 	flagDropInPath = "etc/systemd/system/kubelet.service.d/20-sandbox.conf"
 	flagDropIn     = `[Service]
 Environment="KUBELET_EXTRA_ARGS=--node-ip=127.0.0.1 --pod-infra-container-image=` + storedPause + `"
@@ -469,8 +452,8 @@ Environment="KUBELET_EXTRA_ARGS=--node-ip=127.0.0.1 --pod-infra-container-image=
 // `fix --write` and starts after.
 func fixKubeletFlag(t *testing.T, tt fixRow, n *fixNode) {
 	for p, text := range map[string]string{
-		"usr/lib/systemd/system/kubelet.service":                   kubeletUnit,
-		"usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": kubeadmDropIn,
+		"usr/lib/systemd/system/kubelet.service":                   clustertest.KubeletService,
+		"usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf": clustertest.KubeadmDropIn,
 		flagDropInPath: flagDropIn,
 	} {
 		require.NoError(t, os.MkdirAll(filepath.Join(n.root, filepath.Dir(p)), 0o750))
