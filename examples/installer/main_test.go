@@ -16,15 +16,7 @@ import (
 // the tests run the program as its users do.
 const runMain = "INSTALLER_RUN_MAIN=1"
 
-func TestMain(m *testing.M) {
-	if os.Getenv("INSTALLER_RUN_MAIN") == "1" {
-		main()
-		os.Exit(0)
-	}
-	code := m.Run()
-	samplenodes.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { samplenodes.Main(m, runMain, main) }
 
 // TestAgreesWithSandboxpin runs the installer on every sample node, with
 // each list of images and the node's versions, and requires the pre-pull

@@ -16,15 +16,7 @@ import (
 // the tests run the program as its users do.
 const runMain = "LISTIMAGES_RUN_MAIN=1"
 
-func TestMain(m *testing.M) {
-	if os.Getenv("LISTIMAGES_RUN_MAIN") == "1" {
-		main()
-		os.Exit(0)
-	}
-	code := m.Run()
-	samplenodes.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { samplenodes.Main(m, runMain, main) }
 
 // TestAgreesWithAudit runs the filter on every sample node, with each list
 // of images, and requires it to set pinned exactly where `sandboxpin audit

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -233,11 +234,20 @@ var build = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
-// Cleanup removes the built command; TestMain calls it after the tests.
-func Cleanup() {
+// Main is an example's TestMain. With env (NAME=VALUE) in its environment
+// the test binary runs main instead of the tests, so that the tests can
+// run the program as its users do (Run with env and os.Args[0]);
+// otherwise it runs the tests and removes the command Sandboxpin built.
+func Main(m *testing.M, env string, main func()) {
+	if slices.Contains(os.Environ(), env) {
+		main()
+		os.Exit(0)
+	}
+	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}
+	os.Exit(code)
 }
 
 // Keys returns m's keys in order, for stable subtests.
