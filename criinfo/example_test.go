@@ -48,8 +48,8 @@ func ExampleParseJSON() {
 		return
 	}
 	// The Info map alone does not tell CRI-O from cri-dockerd.
-	fmt.Println(info.Runtime == criinfo.RuntimeUnknown, info.SandboxImage)
-	// Output: true registry.k8s.io/pause:3.10
+	fmt.Println(info.Runtime, info.SandboxImage)
+	// Output: unknown registry.k8s.io/pause:3.10
 }
 
 func ExampleParseError() {

@@ -31,7 +31,7 @@ const (
 // known.
 type Info struct {
 	// Runtime is RuntimeContainerd, RuntimeCRIO, RuntimeCRIDockerd or
-	// RuntimeUnknown (""), when the Info map alone does not tell.
+	// RuntimeUnknown, when the Info map alone does not tell.
 	Runtime Runtime
 	// RuntimeVersion is the runtime's version, "" when unknown. The Info map
 	// does not carry it; the live client takes it from the Version RPC,

@@ -61,8 +61,8 @@ type Options struct {
 	KubeletVersion string
 
 	// Runtime forces the runtime to resolve for (criinfo.RuntimeContainerd,
-	// RuntimeCRIO or RuntimeCRIDockerd) instead of detecting it
-	// (criinfo.RuntimeUnknown, the zero value).
+	// RuntimeCRIO or RuntimeCRIDockerd) instead of detecting it (the zero
+	// value, or criinfo.RuntimeUnknown).
 	Runtime criinfo.Runtime
 
 	// RuntimeVersion is the runtime's version, used to pick its built-in
@@ -148,7 +148,7 @@ type Result struct {
 	// exactly as the winning source states it; "" when it cannot be told.
 	SandboxImage string `json:"sandboxImage"`
 	// Runtime is the runtime resolved for: criinfo.RuntimeContainerd,
-	// RuntimeCRIO, RuntimeCRIDockerd, or RuntimeUnknown ("") when no runtime
+	// RuntimeCRIO, RuntimeCRIDockerd, or RuntimeUnknown when no runtime
 	// was found.
 	Runtime criinfo.Runtime `json:"runtime"`
 	// Candidates are every image any source names, winner or not.
@@ -222,9 +222,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	switch opts.Runtime {
-	case criinfo.RuntimeUnknown, criinfo.RuntimeContainerd, criinfo.RuntimeCRIO, criinfo.RuntimeCRIDockerd:
-	default:
+	if rt := opts.Runtime; rt != "" && rt != criinfo.RuntimeUnknown && !rt.Known() {
 		return nil, fmt.Errorf("resolve: Options.Runtime %q: %w: want %q, %q or %q",
 			opts.Runtime, criinfo.ErrUnknownRuntime, criinfo.RuntimeContainerd, criinfo.RuntimeCRIO, criinfo.RuntimeCRIDockerd)
 	}
@@ -447,14 +445,14 @@ func (r *resolver) chooseRuntime() {
 	}
 	how := ""
 	switch {
-	case r.opts.Runtime != criinfo.RuntimeUnknown:
+	case r.opts.Runtime.Known():
 		r.runtime, how = Component(r.opts.Runtime), "Options.Runtime"
-	case r.live != nil && r.live.Runtime != criinfo.RuntimeUnknown:
+	case r.live != nil && r.live.Runtime.Known():
 		r.runtime, how = Component(r.live.Runtime), "the live runtime"
-	case r.kubelet != nil && r.kubelet.Endpoint != nil && config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value) != "":
+	case r.kubelet != nil && r.kubelet.Endpoint != nil && config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value).Known():
 		r.runtime = Component(config.RuntimeFromEndpoint(r.kubelet.Endpoint.Value))
 		how = "the kubelet's --" + config.KubeletEndpointFlag + " at " + r.kubelet.Endpoint.Origin()
-	case r.kubeadm != nil && r.kubeadm.CRISocket != nil && config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value) != "":
+	case r.kubeadm != nil && r.kubeadm.CRISocket != nil && config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value).Known():
 		r.runtime = Component(config.RuntimeFromEndpoint(r.kubeadm.CRISocket.Value))
 		how = "kubeadm's criSocket at " + r.kubeadm.CRISocket.Origin()
 	case len(names) > 0:
@@ -462,6 +460,7 @@ func (r *resolver) chooseRuntime() {
 	}
 	r.res.Runtime = criinfo.Runtime(r.runtime)
 	if r.runtime == "" {
+		r.res.Runtime = criinfo.RuntimeUnknown
 		r.note(Note{Kind: KindNoRuntime}, "no container runtime found: no config file of containerd, CRI-O or cri-dockerd, and no live runtime")
 		return
 	}
@@ -486,7 +485,7 @@ func (r *resolver) chooseRuntime() {
 				len(names), strings.Join(list, ", "), r.runtime, how)
 		}
 	}
-	if r.opts.Runtime != criinfo.RuntimeUnknown && r.live != nil && r.live.Runtime != r.opts.Runtime && r.live.Runtime != criinfo.RuntimeUnknown {
+	if r.opts.Runtime.Known() && r.live != nil && r.live.Runtime != r.opts.Runtime && r.live.Runtime.Known() {
 		r.note(Note{Kind: KindLiveIgnored, Component: r.runtime}, "the runtime was given as %s but the live runtime is %s; its report is ignored", r.opts.Runtime, r.live.Runtime)
 		r.live = nil
 	}

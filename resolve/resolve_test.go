@@ -446,9 +446,10 @@ func TestResolveEdgeCases(t *testing.T) {
 		wantPrepull   []string        // Prepull, nil to skip
 	}{
 		{
-			name:      "empty node",
-			files:     map[string]string{},
-			wantNotes: []string{"no container runtime found"},
+			name:        "empty node",
+			files:       map[string]string{},
+			wantRuntime: criinfo.RuntimeUnknown,
+			wantNotes:   []string{"no container runtime found"},
 		},
 		{
 			name:        "live containerd 1.x report wins over the file, conflict says restart",

@@ -130,10 +130,16 @@ func TestContainerdConfig4(t *testing.T) {
 }
 
 // TestResolveUnknownRuntime checks that Resolve refuses a runtime outside
-// criinfo's closed set ("crio" is CRI-O's binary, not its name).
+// criinfo's closed set ("crio" is CRI-O's binary, not its name), and takes
+// criinfo.RuntimeUnknown as the zero value: detect it.
 func TestResolveUnknownRuntime(t *testing.T) {
 	t.Parallel()
-	for _, rt := range []criinfo.Runtime{"crio", "unknown", "docker"} {
+	res, err := Resolve(context.Background(), Options{Root: fstest.MapFS{}, Runtime: criinfo.RuntimeUnknown})
+	assert.ErrorIs(t, err, ErrNoSandboxImage, "Resolve(Runtime: unknown) of an empty root")
+	if assert.NotNil(t, res) {
+		assert.Equal(t, criinfo.RuntimeUnknown, res.Runtime)
+	}
+	for _, rt := range []criinfo.Runtime{"crio", "Unknown", "docker"} {
 		res, err := Resolve(context.Background(), Options{Root: fstest.MapFS{}, Runtime: rt})
 		assert.ErrorIs(t, err, criinfo.ErrUnknownRuntime, "Resolve(Runtime: %q)", rt)
 		assert.Nil(t, res, "Resolve(Runtime: %q)", rt)

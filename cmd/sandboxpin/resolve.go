@@ -71,7 +71,7 @@ func (n *nodeFlags) unknown(res *resolve.Result) error {
 	if n.root != "" {
 		where = n.root
 	}
-	if res.Runtime == criinfo.RuntimeUnknown {
+	if !res.Runtime.Known() {
 		return fail(exitUnknown, "cannot tell the sandbox image: no container runtime found under %s "+
 			"(no config file of containerd, CRI-O or cri-dockerd) and no runtime socket asked; give --runtime-endpoint", where)
 	}
@@ -83,7 +83,7 @@ func (n *nodeFlags) unknown(res *resolve.Result) error {
 // then how it was found.
 func printResult(w io.Writer, res *resolve.Result) {
 	runtime := string(res.Runtime)
-	if runtime == "" {
+	if !res.Runtime.Known() {
 		runtime = "no runtime found"
 	}
 	if res.SandboxImage == "" {
@@ -139,7 +139,7 @@ var versionFlags = map[string]string{
 func versionsLine(res *resolve.Result) string {
 	var parts []string
 	for _, comp := range []string{string(res.Runtime), "kubelet", "kubeadm"} {
-		if comp == "" {
+		if comp == string(criinfo.RuntimeUnknown) || comp == "" {
 			continue
 		}
 		part := comp + " unknown (give " + cmp.Or(versionFlags[comp], "--runtime-version or --runtime-endpoint") + ")"

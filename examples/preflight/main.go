@@ -208,7 +208,7 @@ func writeText(w io.Writer, res *resolve.Result) error {
 		from = fmt.Sprintf(" (%s, %s)", at.Source, at.Origin)
 	}
 	runtime := string(res.Runtime)
-	if runtime == "" {
+	if !res.Runtime.Known() {
 		runtime = "(none found)"
 	}
 	fmt.Fprintf(tw, "runtime\t%s\n", runtime)

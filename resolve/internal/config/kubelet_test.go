@@ -166,7 +166,7 @@ func TestRuntimeFromEndpoint(t *testing.T) {
 		{"/run/k3s/containerd/containerd.sock", criinfo.RuntimeContainerd},
 		{"unix:///var/run/crio/crio.sock", criinfo.RuntimeCRIO},
 		{"unix:///var/run/cri-dockerd.sock", criinfo.RuntimeCRIDockerd},
-		{"unix:///run/other.sock", ""},
+		{"unix:///run/other.sock", criinfo.RuntimeUnknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
