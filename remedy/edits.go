@@ -21,6 +21,7 @@ func isIgnoredSandboxKey(f resolve.Fix) bool {
 const v2SandboxKey = `plugins."io.containerd.grpc.v1.cri".sandbox_image`
 
 var (
+	v1Table = []string{"plugins", "cri"}
 	v2Table = []string{"plugins", "io.containerd.grpc.v1.cri"}
 	v3Table = []string{"plugins", "io.containerd.cri.v1.images", "pinned_images"}
 )
@@ -51,7 +52,7 @@ func (p *planner) editValue(f resolve.Fix) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Where(), err)
 	}
-	fl.change(f.Answers, f.Location, h, f.Message)
+	fl.change(f.Answers, f.Location, h, f.Message).To = f.To
 	p.sandboxChange(f, comp)
 	return nil
 }
@@ -76,16 +77,20 @@ func (p *planner) moveSandbox(f resolve.Fix) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Where(), err)
 	}
+	if f.From != p.res.SandboxImage {
+		// Not the image in use (containerd reads another key): moving
+		// it would change that image; the key goes.
+		fl.change(f.Answers, f.Location, rm, "remove "+f.Key+", which this version of the file does not read; the sandbox image in use, "+
+			p.res.SandboxImage+", stays")
+		return nil
+	}
 	set, err := fl.t.setTOML(v3Table, "sandbox", f.From)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Path, err)
 	}
 	fl.change(f.Answers, f.Location, rm, "remove "+f.Key+", which this version of the file does not read")
 	fl.change(f.Answers, resolve.Location{Key: `plugins."io.containerd.cri.v1.images".pinned_images.sandbox`, Line: set.start + 1}, set,
-		"set pinned_images.sandbox to "+f.From+", the value of "+f.Key)
-	if f.From != p.res.SandboxImage {
-		p.sandbox, p.answers = f.From, f.Answers
-	}
+		"set pinned_images.sandbox to "+f.From+", the value of "+f.Key).To = f.From
 	return nil
 }
 
@@ -108,8 +113,14 @@ func (p *planner) addSandbox(f resolve.Fix) error {
 		if err != nil {
 			return err
 		}
+		// The key containerd reads for the file's version
+		// (pkg/cri/config and the v1 "cri" plugin ID at v1.7.35;
+		// version 3 and 4 at v2.4.2): resolve/internal/config reads the same.
 		table, key := v2Table, "sandbox_image"
-		if containerdVersion(fl.t) >= 3 {
+		switch v := containerdVersion(fl.t); {
+		case v == 1:
+			table = v1Table
+		case v >= 3:
 			table, key = v3Table, "sandbox"
 		}
 		h, err := fl.t.setTOML(table, key, f.To)
@@ -121,7 +132,7 @@ func (p *planner) addSandbox(f resolve.Fix) error {
 			// The whole new file: "version = 2", then the table.
 			h, fl.t = hunk{repl: h.repl}, splitText(nil)
 		}
-		fl.change(f.Answers, loc, h, f.Message)
+		fl.change(f.Answers, loc, h, f.Message).To = f.To
 	case "cri-o":
 		np, err := p.lastDropIn("/etc/crio/crio.conf.d", "99-sandboxpin.conf")
 		if err != nil {
@@ -132,7 +143,7 @@ func (p *planner) addSandbox(f resolve.Fix) error {
 			return err
 		}
 		fl.change(f.Answers, resolve.Location{Key: "crio.image.pause_image"},
-			hunk{repl: []string{"# Written by sandboxpin fix: the sandbox image, after every other drop-in.\n", "[crio.image]\n", "pause_image = " + tomlQuote(f.To, false) + "\n"}}, f.Message)
+			hunk{repl: []string{"# Written by sandboxpin fix: the sandbox image, after every other drop-in.\n", "[crio.image]\n", "pause_image = " + tomlQuote(f.To, false) + "\n"}}, f.Message).To = f.To
 	case "cri-dockerd":
 		unit, err := p.findUnit("cri-docker.service")
 		if err != nil {
@@ -283,7 +294,7 @@ func (p *planner) addFlag(f resolve.Fix) error {
 		return fmt.Errorf("%s: %w: no command line at line %d", f.Path, ErrChanged, f.Line)
 	}
 	b, end := fl.t.body(n)
-	fl.change(f.Answers, f.Location, hunk{start: n - 1, n: 1, repl: []string{b + " " + f.Flag + "=" + f.To + end}}, f.Message)
+	fl.change(f.Answers, f.Location, hunk{start: n - 1, n: 1, repl: []string{b + " " + f.Flag + "=" + f.To + end}}, f.Message).To = f.To
 	return nil
 }
 
@@ -331,7 +342,7 @@ func (p *planner) editGenerated(f resolve.Fix) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Where(), err)
 	}
-	fl.change(f.Answers, f.Location, h, f.Message+" (until "+prog+" writes the file again at its next start)")
+	fl.change(f.Answers, f.Location, h, f.Message+" (until "+prog+" writes the file again at its next start)").To = f.To
 	p.sandboxChange(f, "containerd")
 	for _, name := range []string{"config-v3.toml.tmpl", "config.toml.tmpl"} {
 		tp := dir + "/" + name
@@ -344,7 +355,7 @@ func (p *planner) editGenerated(f resolve.Fix) error {
 		}
 		for i := range tf.t.lines {
 			if h, err := tf.t.replaceValue(i+1, "", f.From, f.To); err == nil {
-				tf.change(f.Answers, resolve.Location{Line: i + 1}, h, fmt.Sprintf("%s writes %s from its template %s: set the sandbox image there too", prog, f.Path, tp))
+				tf.change(f.Answers, resolve.Location{Line: i + 1}, h, fmt.Sprintf("%s writes %s from its template %s: set the sandbox image there too", prog, f.Path, tp)).To = f.To
 				return nil
 			}
 		}
@@ -363,7 +374,7 @@ func (p *planner) editGenerated(f resolve.Fix) error {
 	df.change(f.Answers, resolve.Location{Key: "pause-image"}, hunk{repl: []string{
 		"# Written by sandboxpin fix: " + prog + " writes " + f.Path + "'s sandbox image from pause-image\n",
 		"# (a --pause-image on " + prog + "'s command line wins over this file).\n",
-		"pause-image: \"" + f.To + "\"\n"}}, fmt.Sprintf("%s writes %s anew at every start: set its pause-image to %s", prog, f.Path, f.To))
+		"pause-image: \"" + f.To + "\"\n"}}, fmt.Sprintf("%s writes %s anew at every start: set its pause-image to %s", prog, f.Path, f.To)).To = f.To
 	return nil
 }
 
@@ -408,7 +419,7 @@ func (p *planner) overrideExecStart(f resolve.Fix, comp resolve.Component, edit 
 	}
 	fl.change(f.Answers, resolve.Location{Key: "ExecStart", Flag: f.Flag}, hunk{repl: []string{
 		"# Written by sandboxpin fix: " + unit + "'s command line from " + f.Path + ", which its package owns.\n",
-		"[Service]\n", "ExecStart=\n", "ExecStart=" + cmd}}, f.Message)
+		"[Service]\n", "ExecStart=\n", "ExecStart=" + cmd}}, f.Message).To = f.To
 	p.sandboxChange(f, comp)
 	return nil
 }

@@ -84,6 +84,10 @@ type Change struct {
 	// with their line endings; "" for none.
 	Before string `json:"before"`
 	After  string `json:"after"`
+	// To is the value the change writes at Key (and Flag): an image
+	// name, or a flag's value; "" for a removal. [Verify] refuses a plan
+	// with two changes of one key to different values.
+	To string `json:"to,omitempty"`
 	// Message says it for people.
 	Message string `json:"message"`
 }
@@ -220,16 +224,19 @@ func (p *planner) create(np string, component resolve.Component) (*file, error) 
 // offered again (another finding with the same remedy) adds k to its
 // answers, and a change of a line another change has changed already is
 // left out (the first, most urgent, fix wins).
-func (f *file) change(k resolve.Kind, loc resolve.Location, h hunk, msg string) {
+//
+// It returns the change recorded (to set its To), or a throwaway one when
+// the change was left out.
+func (f *file) change(k resolve.Kind, loc resolve.Location, h hunk, msg string) *Change {
 	for i, c := range f.changes {
 		if h0 := f.hunks[i]; h0.start == h.start && h0.n == h.n && slices.Equal(h0.repl, h.repl) {
 			if !slices.Contains(c.Answers, k) {
 				f.changes[i].Answers = append(f.changes[i].Answers, k)
 			}
-			return
+			return &f.changes[i]
 		}
 		if h0 := f.hunks[i]; h.start < h0.start+max(h0.n, 1) && h0.start < h.start+max(h.n, 1) {
-			return
+			return &Change{}
 		}
 	}
 	loc.Path = f.path
@@ -239,6 +246,7 @@ func (f *file) change(k resolve.Kind, loc resolve.Location, h hunk, msg string) 
 	f.hunks = append(f.hunks, h)
 	f.changes = append(f.changes, Change{Answers: []resolve.Kind{k}, Location: loc,
 		Before: strings.Join(f.t.lines[h.start:h.start+h.n], ""), After: strings.Join(h.repl, ""), Message: msg})
+	return &f.changes[len(f.changes)-1]
 }
 
 // component names what reads the file at the node path np, by the source

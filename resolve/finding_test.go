@@ -96,14 +96,14 @@ func TestFix(t *testing.T) {
 		{
 			name: "kubeadm's version assumed from the config",
 			files: map[string]string{
-				"etc/containerd/config.toml": "version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"registry.k8s.io/pause:3.10.1\"\n",
-				"etc/kubeadm.yaml":           "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.33.1\n",
+				"etc/containerd/config.toml": "version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"registry.k8s.io/pause:3.10\"\n",
+				"etc/kubeadm.yaml":           "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.34.1\n",
 			},
 			opts: Options{RuntimeVersion: "2.2.9", KubeadmConfigPath: "/etc/kubeadm.yaml"},
 			want: Fix{Answers: KindKubeadmDiffers, Action: ActionEdit, Location: Location{Path: "/etc/containerd/config.toml", Line: 3},
-				From: "registry.k8s.io/pause:3.10.1", To: "registry.k8s.io/pause:3.10", Urgency: UrgencyOther},
+				From: "registry.k8s.io/pause:3.10", To: "registry.k8s.io/pause:3.10.1", Urgency: UrgencyOther},
 			wantKinds:    []Kind{KindVersionAssumed, KindKubeadmDiffers},
-			wantVersions: []string{"containerd 2.2.9 used", "kubeadm v1.33.1 used assumed"},
+			wantVersions: []string{"containerd 2.2.9 used", "kubeadm v1.34.1 used assumed"},
 		},
 	}
 	for _, tt := range tests {

@@ -568,12 +568,21 @@ func (r *resolver) runtimeImage() {
 				r.fileCand = &cand
 			}
 		}
-		for _, p := range append(slices.Clone(c.Ignored), c.Problems...) {
+		for i, p := range append(slices.Clone(c.Ignored), c.Problems...) {
 			a := Candidate{Source: SourceContainerdConfig, Origin: p.At.Origin(), Role: RoleRuntimeUses}
 			if p.At.Value != "" && p.At.Key != "imports" && p.At.Key != "version" {
 				a = candidateOf(p.At, SourceContainerdConfig, RoleRuntimeUses)
 			}
 			r.conflict(Note{Kind: KindConfigMistake, Component: runtimeContainerd, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
+			if i < len(c.Ignored) {
+				// A key the release ignores is dead: the image in use
+				// comes from elsewhere, and removing the key keeps it
+				// (moving its value would change it).
+				r.offer(rankOther, Fix{Answers: KindConfigMistake, Action: ActionRemove, Location: a.Location, From: a.Image,
+					Message: fmt.Sprintf("remove %s, which containerd ignores in this file: the sandbox image in use stays "+
+						"(to use %s instead, set it at the key the file's version reads)", p.At.Key, a.Image)})
+				continue
+			}
 			r.offerConflict(rankOther, Fix{Action: ActionEdit})
 		}
 	}
@@ -1073,11 +1082,56 @@ func (r *resolver) checkKubeadm() {
 			where = r.fileCand.Origin
 		}
 	}
-	differs := r.compare(Note{Kind: KindKubeadmDiffers, Component: nodeversion.Kubeadm, Version: kv, Origin: c.Origin}, c, r.winner, fmt.Sprintf("kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s): "+
+	k := Note{Kind: KindKubeadmDiffers, Component: nodeversion.Kubeadm, Version: kv, Origin: c.Origin}
+	if r.relate(c.Image, r.winner.Image) == relDiffer && !r.notOlder(r.winner.Image, img) {
+		// The runtime moves forward only: kubeadm's image is older than
+		// the one in use (or not comparable with it), and writing it would
+		// downgrade the sandbox of every new pod.
+		r.note(k, "kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s), which is not older: "+
+			"the runtime keeps its image; kubeadm's pre-flight warns and its pre-pull fetches an image the runtime does not use "+
+			"(%s; an offline node needs both, see the pre-pull list)", kv, img, r.runtime, r.winner.Image, r.winner.Origin, change)
+		return
+	}
+	differs := r.compare(k, c, r.winner, fmt.Sprintf("kubeadm %s pre-pulls and expects %s but %s starts sandboxes with %s (%s): "+
 		"an offline node lacks the runtime's image and %s; set the sandbox image at %s to %s, or %s",
 		kv, img, r.runtime, r.winner.Image, r.winner.Origin, r.kubeadmSees(), where, img, change))
 	if differs {
 		r.editSandbox(rankOther, KindKubeadmDiffers, img)
+		r.retargetKubeletFlag(r.winner.Image, img)
+	}
+}
+
+// notOlder reports whether the image to is not older than from: their
+// tags are versions (3.9, 3.10.1) and to's is the same or later. An image
+// with a digest, or a tag that is no version, is not comparable: false.
+func (r *resolver) notOlder(from, to string) bool {
+	a, errA := r.norm.Parse(from)
+	b, errB := r.norm.Parse(to)
+	if errA != nil || errB != nil || a.Digest() != "" || b.Digest() != "" {
+		return false
+	}
+	va, errA := parseVersion(a.Tag())
+	vb, errB := parseVersion(b.Tag())
+	return errA == nil && errB == nil && !vb.Less(va)
+}
+
+// retargetKubeletFlag makes the kubelet flag's fix follow the runtime when
+// another fix moves the runtime from the image in use to to: one
+// precedence, the runtime's image after the fixes, so that the
+// kubelet-flag-differs and kubeadm-differs fixes of one node agree.
+func (r *resolver) retargetKubeletFlag(from, to string) {
+	for i, f := range r.res.Fixes {
+		if f.Answers != KindKubeletFlagDiffers || f.Action != ActionEdit || f.To != from {
+			continue
+		}
+		g := f
+		g.To = to
+		g.Message = fmt.Sprintf("set --%s at %s to %s, the image %s uses once the kubeadm-differs fix moves it from %s, or remove the flag",
+			config.KubeletSandboxFlag, f.Where(), to, r.runtime, from)
+		r.res.Fixes[i] = g
+		if r.res.Fix != nil && *r.res.Fix == f {
+			r.res.Fix = &g
+		}
 	}
 }
 
