@@ -683,3 +683,25 @@ func TestApplyBackupDir(t *testing.T) {
 		assert.NoDirExists(t, filepath.Join(filepath.Dir(dir), "outside"))
 	}
 }
+
+// TestApplyCrossDevice: a drop-in directory that is a mount point of its
+// own (bind mounted onto itself): its file's temporary files, in the
+// directory above, cannot be renamed into it. Apply fails with an error
+// wrapping EXDEV that names the path, and the tree is as it was, with no
+// backup. It needs the right to mount (root).
+func TestApplyCrossDevice(t *testing.T) {
+	dir := copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin")
+	p := planOf(t, dir)
+	dropins := filepath.Join(dir, "etc/systemd/system/kubelet.service.d")
+	require.Equal(t, "/etc/systemd/system/kubelet.service.d/20-sandbox.conf", p.Edits[0].Path)
+	if err := syscall.Mount(dropins, dropins, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind mount (%v): run as root", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dropins, 0) })
+	orig := readTree(t, dir)
+	err := Apply(context.Background(), p, dir, ApplyOptions{})
+	require.ErrorIs(t, err, syscall.EXDEV)
+	assert.Contains(t, err.Error(), p.Edits[0].Path)
+	assert.Equal(t, orig, readTree(t, dir))
+	assert.NoDirExists(t, filepath.Join(dir, "var/backups"))
+}
