@@ -26,7 +26,8 @@
 // the plan under the root's confinement, every edit or none, each file
 // atomically (a process killed at any instant leaves each file whole-old
 // or whole-new), with its mode and owner, keeping the originals under
-// [DefaultBackupDir]; a file that changed since it was planned is refused.
+// [DefaultBackupDir]; a file that changed since it was planned, or changes
+// while it is written, is refused. [Sweep] removes what a killed run left.
 //
 // The package is pure: it asks no socket. sandboxpin fix is its command.
 package remedy

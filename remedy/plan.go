@@ -1,6 +1,7 @@
 package remedy
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -29,6 +30,10 @@ type Plan struct {
 	// resolved, and as judged (nil when its images were not known).
 	Result  *resolve.Result `json:"result"`
 	Verdict *audit.Verdict  `json:"verdict,omitempty"`
+	// Backup is the node path of the directory [Apply] kept the originals
+	// of this run in, links resolved ("/var/backups/sandboxpin/TIME");
+	// "" when it kept none (no file was replaced).
+	Backup string `json:"backup,omitempty"`
 }
 
 // Empty reports whether the node needs nothing: no edit and no step.
@@ -331,6 +336,9 @@ func (p *planner) finish() (*Plan, error) {
 		after, err := f.t.apply(f.hunks)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", np, err)
+		}
+		if !f.create && bytes.Equal(after, f.before) {
+			continue // identical bytes are never rewritten
 		}
 		e := Edit{Path: np, Create: f.create, Component: f.component, Changes: f.changes,
 			Diff: unified(np, f.t, f.hunks, f.create), Before: f.before, After: after}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,8 +31,9 @@ func newFixCmd(ctx context.Context) *cobra.Command {
 			"no edit answers: store the image under a newly configured name, restart what reads the edited\n" +
 			"files, upgrade, run the shim. The plan is checked by resolving the edited node again in memory.\n" +
 			"With --write it writes every edit or none, inside --root only, each file atomically with its mode\n" +
-			"and owner, the originals kept under --backup-dir; with --runtime-endpoint it also pulls the\n" +
-			"image through CRI. Restarts are printed, never run. A second run finds nothing to change.\n\n" +
+			"and owner, the originals kept under --backup-dir (named in the output); with --runtime-endpoint\n" +
+			"it also pulls the image through CRI. First it removes the temporary files of a killed run.\n" +
+			"Restarts are printed, never run. A second run finds nothing to change.\n\n" +
 			"--images (what `crictl images -o json` printed) or --runtime-endpoint tell what is stored.\n\n" +
 			"Without --write: exit 0 when the node needs nothing, 1 when it needs a change. With --write:\n" +
 			"exit 0 when nothing is left but the printed restarts, 1 when a step remains that no edit answers\n" +
@@ -53,6 +55,21 @@ func newFixCmd(ctx context.Context) *cobra.Command {
 		if n.images != "" && n.endpoint != "" {
 			return &usageError{errors.New("--images and --runtime-endpoint: give one")}
 		}
+		dir := n.root
+		if dir == "" {
+			dir = "/"
+		}
+		if write {
+			// Before resolving: a temporary file a killed run left in a
+			// drop-in directory is read as configuration.
+			removed, err := remedy.Sweep(ctx, dir)
+			for _, r := range removed {
+				fmt.Fprintf(c.ErrOrStderr(), "sandboxpin: removed %s, left by a run that was killed\n", r)
+			}
+			if err != nil {
+				return fail(exitError, "nothing written: %v", err)
+			}
+		}
 		p, client, err := planNode(ctx, &n)
 		if client != nil {
 			defer client.Close()
@@ -61,11 +78,10 @@ func newFixCmd(ctx context.Context) *cobra.Command {
 			return err
 		}
 		if write {
-			dir := n.root
-			if dir == "" {
-				dir = "/"
-			}
 			if err := remedy.Apply(ctx, p, dir, remedy.ApplyOptions{BackupDir: backupDir}); err != nil {
+				if slices.ContainsFunc(p.Edits, func(e remedy.Edit) bool { return e.Changed }) {
+					return fail(exitError, "written in part: %v", err) // another writer's file, left as it is
+				}
 				return fail(exitError, "nothing written: %v", err)
 			}
 			for i, s := range p.Steps {
@@ -81,7 +97,7 @@ func newFixCmd(ctx context.Context) *cobra.Command {
 				p.Steps[i].Done = true
 			}
 		}
-		err = out.print(c.OutOrStdout(), p, func() { printPlan(c.OutOrStdout(), p, write, backupDir) })
+		err = out.print(c.OutOrStdout(), p, func() { printPlan(c.OutOrStdout(), p, write) })
 		if err != nil {
 			return err
 		}
@@ -160,7 +176,7 @@ func planNode(ctx context.Context, n *nodeFlags) (*remedy.Plan, *cri.Client, err
 }
 
 // printPlan writes fix's text: each edit's diff, then the steps.
-func printPlan(w io.Writer, p *remedy.Plan, write bool, backupDir string) {
+func printPlan(w io.Writer, p *remedy.Plan, write bool) {
 	if p.Empty() {
 		fmt.Fprintln(w, "Nothing to change: the node needs no edit and no step.")
 		return
@@ -170,8 +186,11 @@ func printPlan(w io.Writer, p *remedy.Plan, write bool, backupDir string) {
 			fmt.Fprintf(w, "# %s: %s\n", strings.Join(kinds(c.Answers), ", "), c.Message)
 		}
 		fmt.Fprint(w, e.Diff)
-		if e.Changed {
-			fmt.Fprintf(w, "# written: %s (the original under %s)\n", e.Path, backupDir)
+		switch {
+		case e.Changed && e.Create:
+			fmt.Fprintf(w, "# written: %s (new)\n", e.Path)
+		case e.Changed:
+			fmt.Fprintf(w, "# written: %s (the original under %s)\n", e.Path, p.Backup)
 		}
 		fmt.Fprintln(w)
 	}

@@ -109,8 +109,13 @@ func TestFixSampleNodes(t *testing.T) {
 				assert.Equal(t, remains, code == exitCheck, "--write exits 1 exactly when a step no edit answers remains")
 
 				after := nodeFiles(t, root)
+				if written.Backup == "" {
+					_, err := os.Stat(filepath.Join(root, remedy.DefaultBackupDir))
+					assert.ErrorIs(t, err, fs.ErrNotExist, "a backup directory without a backup")
+				}
 				for p, content := range after {
 					if strings.HasPrefix(p, remedy.DefaultBackupDir+"/") {
+						assert.True(t, strings.HasPrefix(p, written.Backup+"/"), "%s: not under the run's backup directory %q", p, written.Backup)
 						continue
 					}
 					i := slices.IndexFunc(written.Edits, func(e remedy.Edit) bool { return e.Path == p })
@@ -170,7 +175,7 @@ func TestFixText(t *testing.T) {
 	}
 	code, out, errOut = runCmd(t, append(args, "--write")...)
 	require.Equal(t, exitOK, code, "%s%s", out, errOut)
-	assert.Contains(t, out, "# written: /etc/systemd/system/kubelet.service.d/20-sandbox.conf (the original under /var/backups/sandboxpin)")
+	assert.Contains(t, out, "# written: /etc/systemd/system/kubelet.service.d/20-sandbox.conf (the original under /var/backups/sandboxpin/")
 	code, out, _ = runCmd(t, args...)
 	assert.Equal(t, exitOK, code)
 	assert.Equal(t, "Nothing to change: the node needs no edit and no step.\n", out)
@@ -182,6 +187,42 @@ func TestFixText(t *testing.T) {
 	code, _, errOut = runCmd(t, "fix", "--root", t.TempDir())
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, errOut, "empty directory")
+}
+
+// TestFixWriteSweeps: a temporary file that a killed run left in CRI-O's
+// drop-in directory, which CRI-O and resolve read as configuration, is
+// removed by fix --write before it resolves (and said on stderr): the
+// plan is made from the node's own files, written, and names its backup
+// directory (none here: the drop-in is new) in text and JSON.
+func TestFixWriteSweeps(t *testing.T) {
+	t.Parallel()
+	root := copyNode(t, filepath.Join(sampleNodes, "crio-1.37-kubeadm-1.37"))
+	dropins := filepath.Join(root, "etc/crio/crio.conf.d")
+	require.NoError(t, os.MkdirAll(dropins, 0o750))
+	stray := filepath.Join(dropins, ".99-sandboxpin.conf.sandboxpin-0123456789ab")
+	require.NoError(t, os.WriteFile(stray, []byte("[crio.image]\npause_image = \"registry.k8s.io/pause:3.10.2\"\n"), 0o600))
+	args := []string{"fix", "--root", root, "--runtime-version", "1.37.0", "--kubeadm-version", "v1.37.2"}
+	code, out, errOut := runCmd(t, append(args, "--write")...)
+	require.Equal(t, exitCheck, code, "%s%s", out, errOut) // the pull remains
+	assert.Contains(t, errOut, "removed /etc/crio/crio.conf.d/.99-sandboxpin.conf.sandboxpin-0123456789ab, left by a run that was killed")
+	assert.Contains(t, out, "# written: /etc/crio/crio.conf.d/99-sandboxpin.conf (new)")
+	assert.NoFileExists(t, stray)
+	entries, err := os.ReadDir(dropins)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "99-sandboxpin.conf", entries[0].Name())
+	assert.NoDirExists(t, filepath.Join(root, "var/backups"), "a backup directory without a backup")
+
+	// A file replaced: the backup directory, in text and JSON.
+	root = copyNode(t, filepath.Join(sampleNodes, "kubelet-flag-dropin"))
+	args = []string{"fix", "--root", root, "--runtime-version", "2.4.2", "--kubelet-version", "1.35.0", "--kubeadm-config", "/etc/kubernetes/kubeadm.yaml", "--write", "-o", "json"}
+	code, out, errOut = runCmd(t, args...)
+	require.Equal(t, exitOK, code, "%s%s", out, errOut)
+	var plan remedy.Plan
+	require.NoError(t, json.Unmarshal([]byte(out), &plan))
+	require.True(t, strings.HasPrefix(plan.Backup, remedy.DefaultBackupDir+"/"), "%q", plan.Backup)
+	assert.DirExists(t, filepath.Join(root, plan.Backup))
+	assert.Contains(t, out, `"backup": "`+plan.Backup+`"`)
 }
 
 // TestFixWritePulls: a node whose sandbox image is absent and named on the
