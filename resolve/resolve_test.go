@@ -231,6 +231,32 @@ var nodeTests = []struct {
 		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
 	},
 	{
+		// A release candidate of kubelet 1.35 has no flag either: it was
+		// removed before 1.35's release candidates (issue 51).
+		node:        "kubelet-flag-dropin",
+		opts:        Options{RuntimeVersion: "2.4.2", KubeletVersion: "1.35.0-rc.1", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
+		wantImage:   "registry.k8s.io/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantConflicts: []string{
+			"kubelet 1.35.0-rc.1 no longer has --pod-infra-container-image and will not start: remove it from KUBELET_EXTRA_ARGS at /etc/systemd/system/kubelet.service.d/20-sandbox.conf:2",
+			"kubelet 1.35.0-rc.1 no longer has --pod-infra-container-image and will not start: remove it from nodeRegistration.kubeletExtraArgs at /etc/kubernetes/kubeadm.yaml:13",
+		},
+		wantPins:    []string{"registry.k8s.io/pause:3.10.2"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.10.2"},
+	},
+	{
+		// k3s/RKE2's build of containerd 2.3.4 (RKE2 v1.36.4 ships
+		// v2.3.4-k3s1.36) is 2.3.4, not a pre-release of it: it finds the
+		// short name (issue 51).
+		node:        "containerd-2.3.3-short",
+		opts:        Options{RuntimeVersion: "v2.3.4-k3s1"},
+		wantImage:   "rancher/mirrored-pause:3.6",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantNotes:   []string{"is a short name stored as docker.io/rancher/mirrored-pause:3.6: it will not be pinned"},
+		wantPins:    []string{"rancher/mirrored-pause:3.6"},
+		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
+	},
+	{
 		node:        "containerd-2.3.3-short",
 		opts:        Options{RuntimeVersion: "2.4.2"},
 		wantImage:   "rancher/mirrored-pause:3.6",

@@ -169,12 +169,15 @@ var facts = [numFacts][]Row{
 			"only the runtime's own pin protects that one", kubeletProtectsRead},
 	},
 	KubeletIgnoresFlag: {
-		{Kubelet, Range{"1.29.0", "1.35.0"}, "kubelet %s ignores --%s (%s) for image garbage collection: only the runtime's pinning protects the sandbox image; " +
+		{Kubelet, Range{"1.29.0", "1.35"}, "kubelet %s ignores --%s (%s) for image garbage collection: only the runtime's pinning protects the sandbox image; " +
 			"remove the flag from %s before upgrading to 1.35, which rejects it", kubeletProtectsRead},
 	},
 	KubeletRejectsFlag: {
-		{Kubelet, Range{"1.35.0", ""}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
-			"pkg/kubelet/config/flags.go defines it, deprecated, @v1.34.0; no kubelet source defines it @v1.35.0, @v1.37.2 (kubernetes#133779), so the flag parser refuses it; " +
+		{Kubelet, Range{"1.35.0-rc.0", ""}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
+			"pkg/kubelet/config/flags.go defines it, deprecated, @v1.34.0; no kubelet source defines it @v1.35.0-rc.0 (module k8s.io/kubernetes " +
+				"from the Go module proxy), @v1.35.0, @v1.37.2 (kubernetes#133779, cited by kops#17657 on 2025-10-11), so the flag parser refuses it; " +
+				"rc.1 lies between two tags without it; the proxy refuses the 1.35 alphas and beta.0, so a 1.35 pre-release before rc.0 is in no row " +
+				"(resolve checks that kubelet as one of unknown version); " +
 				"kubeadm's post-upgrade phase removes it from kubeadm-flags.env only (cmd/kubeadm/app/cmd/phases/upgrade/postupgrade.go @v1.35.0, kubernetes#133778)"},
 	},
 	KubeadmKeepsFlag: {
