@@ -139,6 +139,13 @@
 //     malformed database is a [*ConfigError] with its line; one larger than
 //     4 MiB is a note. RPM databases are not read.
 //
+// Every statement is read one way: "-alpha.N", "-beta.N" and "-rc.N"
+// (also "-rc1", Debian's "~rc1") are pre-releases; any other suffix is a
+// distribution's build of the release it names ("v2.3.4-k3s1" and
+// "v2.3.4-k3s1.36" are containerd 2.3.4, "v1.36.3+rke2r1" is 1.36.3,
+// "1.7.28-0ubuntu1" is 1.7.28). Each release fact says how it treats the
+// pre-releases of the release where it starts (docs/release-facts.md).
+//
 // Where two statements name different versions, a note says which was
 // used and what the difference means (a packaged binary replaced by
 // another, a version given that is not the node's). When the kubeadm

@@ -231,6 +231,29 @@ var nodeTests = []struct {
 		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
 	},
 	{
+		// What k3s v1.34.10 generates (its containerd v2.2.5-k3s2 reads
+		// version 3): the default pause image moved to 3.10.2 (k3s#14339),
+		// still a short name, which containerd 2.x never pins.
+		node:        "k3s-1.34.10",
+		opts:        Options{RuntimeVersion: "v2.2.5-k3s2"},
+		wantImage:   "rancher/mirrored-pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantNotes:   []string{"containerd v2.2.5-k3s2 pins the sandbox image by exact string, but rancher/mirrored-pause:3.10.2 (/var/lib/rancher/k3s/agent/etc/containerd/config.toml:36) is a short name"},
+		wantKinds:   []Kind{KindContainerdShortNeverPinned},
+		wantPins:    []string{"rancher/mirrored-pause:3.10.2"},
+		wantPrepull: []string{"rancher/mirrored-pause:3.10.2"},
+	},
+	{
+		// What RKE2 v1.34.10+rke2r1 generates: its pause image named with
+		// the registry go-containerregistry gives it.
+		node:        "rke2-1.34.10",
+		opts:        Options{RuntimeVersion: "v2.2.5-k3s2"},
+		wantImage:   "index.docker.io/rancher/mirrored-pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantPins:    []string{"index.docker.io/rancher/mirrored-pause:3.10.2"},
+		wantPrepull: []string{"index.docker.io/rancher/mirrored-pause:3.10.2"},
+	},
+	{
 		// A release candidate of kubelet 1.35 has no flag either: it was
 		// removed before 1.35's release candidates (issue 51).
 		node:        "kubelet-flag-dropin",

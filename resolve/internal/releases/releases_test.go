@@ -84,15 +84,18 @@ func TestRangeContains(t *testing.T) {
 	}
 }
 
-// FuzzParseVersion checks that an accepted version prints as a version
-// that parses back to itself.
+// FuzzParseVersion checks the one reading of versions: an accepted
+// version prints as a version that parses back to itself; a distribution's
+// build suffix changes nothing; a pre-release sorts before its release.
 func FuzzParseVersion(f *testing.F) {
-	for _, s := range []string{"1.31", "v1.31.2", "v1.31.0-rc.1", "1.7.20+k3s1", "1.6.20~ds1", "1.2.3-", "01.2", "1.2.3.4"} {
+	for _, s := range []string{"1.31", "v1.31.2", "v1.31.0-rc.1", "1.7.20+k3s1", "1.6.20~ds1", "1.2.3-", "01.2", "1.2.3.4",
+		"v2.3.4-k3s1.36", "v1.36.3-rc1+rke2r1", "1:1.6.12-0ubuntu1", "2.0.0~rc.1-1", "1.6.20~ds1-1+deb12u3", "v1.7.20-12-gabcdef0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := ParseVersion(s)
 		if err != nil {
+			require.ErrorIs(t, err, ErrUnknownVersion)
 			assert.Equal(t, Version{}, v, "an error comes with the zero Version")
 			return
 		}
@@ -100,6 +103,13 @@ func FuzzParseVersion(f *testing.F) {
 		require.NoError(t, err, "ParseVersion(%q).String() = %q", s, v.String())
 		assert.Equal(t, v, back)
 		assert.False(t, v.Less(v))
+		built, err := ParseVersion(s + "+k3s1")
+		require.NoError(t, err)
+		assert.Equal(t, v, built, "a build suffix is the release it builds")
+		if v.Pre != "" {
+			rel := Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
+			assert.True(t, v.Less(rel) && !rel.Less(v), "%s sorts before its release", v)
+		}
 	})
 }
 

@@ -102,9 +102,9 @@ const rke2Pause = "scripts/version.sh PAUSE_VERSION, scripts/build-binary -X pkg
 
 // k3sPause is why the k3s rows' bounds are what they are: no k3s tag could
 // be read.
-const k3sPause = "pkg/cli/cmds/agent.go --pause-image default 3.6 → 3.10.2 by k3s#14339 (2026-07-07) and backports #14389–#14392 " +
-	"(release-1.36 to 1.33, 2026-07-10; k3s#14384); no k3s tag read (its snapshot is over the fetch limit, the Go module proxy refuses it): " +
-	"bounds from RKE2's go.mod, which pins "
+const k3sPause = "pkg/cli/cmds/agent.go --pause-image default 3.6 → 3.10.2 by k3s#14339 (a3961a389, 2026-07-10) and backports #14389–#14392 " +
+	"(release-1.36 to 1.33, 2026-07-10; k3s#14384), read in the k3s-vip/k3s mirror (main and release-1.34 of k3s, no tags); no k3s tag " +
+	"was read (k3s-io/k3s is over the fetch limit, the Go module proxy refuses it): bounds from the k3s commits RKE2's go.mod pins: "
 
 // rancherDefaults are the --pause-image k3s and RKE2 write into the
 // containerd config they generate when none is given: part of defaults.
@@ -124,14 +124,14 @@ var rancherDefaults = []Row{
 	// Each line's last 3.6 patch and its next are in no row: the k3s tag
 	// of the patch RKE2 released in June 2026 (v1.33.13, v1.34.9, v1.35.6,
 	// v1.36.2) may have come before or after the bump.
-	{K3s, Range{"1.33", "1.33.13"}, k3sImage + "3.6", k3sPause + "k3s v1.33.13-0.20260610231102-b1a9339db253 for v1.33.13+rke2r1 (so v1.33.12 was tagged by 2026-06-10)"},
-	{K3s, Range{"1.33.14", "1.34"}, k3sImage + "3.10.2", k3sPause + "k3s v1.33.14-0.20260720191039-f33b563b749e for v1.33.13+rke2r2 (release-1.33 after the bump, before the next tag)"},
-	{K3s, Range{"1.34", "1.34.9"}, k3sImage + "3.6", k3sPause + "k3s v1.34.9-0.20260610230036-3060dff9c388 for v1.34.9+rke2r1"},
-	{K3s, Range{"1.34.10", "1.35"}, k3sImage + "3.10.2", k3sPause + "k3s v1.34.10-0.20260720191035-931a1fbe1614 for v1.34.10+rke2r1"},
-	{K3s, Range{"1.35", "1.35.6"}, k3sImage + "3.6", k3sPause + "a k3s commit of 2026-06-10 for v1.35.6+rke2r1"},
-	{K3s, Range{"1.35.7", "1.36"}, k3sImage + "3.10.2", k3sPause + "k3s v1.35.7-0.20260720191031-7464a828f03e for v1.35.7+rke2r1"},
-	{K3s, Range{"1.36", "1.36.2"}, k3sImage + "3.6", k3sPause + "a k3s commit of 2026-06-10 for v1.36.2+rke2r1"},
-	{K3s, Range{"1.36.3", "1.37"}, k3sImage + "3.10.2", k3sPause + "k3s v1.36.3-0.20260720191027-4ca29faac89e for v1.36.3+rke2r1"},
+	{K3s, Range{"1.33", "1.33.13"}, k3sImage + "3.6", k3sPause + "v1.33.13-0.20260610231102-b1a9339db253 for v1.33.13+rke2r1 (so v1.33.12 was tagged by 2026-06-10)"},
+	{K3s, Range{"1.33.14", "1.34"}, k3sImage + "3.10.2", k3sPause + "v1.33.14-0.20260720191039-f33b563b749e for v1.33.13+rke2r2 (release-1.33 after the bump, before the next tag)"},
+	{K3s, Range{"1.34", "1.34.9"}, k3sImage + "3.6", k3sPause + "3060dff9c388 (3.6) for v1.34.9+rke2r1; release-1.34's \"Update to v1.34.9\" 0b241dca6 (2026-06-16) precedes the bump 420cc8cb4"},
+	{K3s, Range{"1.34.10", "1.35"}, k3sImage + "3.10.2", k3sPause + "931a1fbe1614 (3.10.2, after 420cc8cb4) for v1.34.10+rke2r1"},
+	{K3s, Range{"1.35", "1.35.6"}, k3sImage + "3.6", k3sPause + "v1.35.6-0.20260610221957-158346759a70 for v1.35.6+rke2r1"},
+	{K3s, Range{"1.35.7", "1.36"}, k3sImage + "3.10.2", k3sPause + "v1.35.7-0.20260720191031-7464a828f03e for v1.35.7+rke2r1"},
+	{K3s, Range{"1.36", "1.36.2"}, k3sImage + "3.6", k3sPause + "v1.36.2-0.20260610225606-10b320a3ba51 for v1.36.2+rke2r1"},
+	{K3s, Range{"1.36.3", "1.37"}, k3sImage + "3.10.2", k3sPause + "v1.36.3-0.20260720191027-4ca29faac89e for v1.36.3+rke2r1"},
 }
 
 const (
