@@ -247,7 +247,7 @@ var nodeTests = []struct {
 		// What RKE2 v1.34.10+rke2r1 generates: its pause image named with
 		// the registry go-containerregistry gives it.
 		node:        "rke2-1.34.10",
-		opts:        Options{RuntimeVersion: "v2.2.5-k3s2"},
+		opts:        Options{RuntimeVersion: "v2.2.6-k3s1"}, // Dockerfile: rancher/hardened-containerd:v2.2.6-k3s1-build20260728
 		wantImage:   "index.docker.io/rancher/mirrored-pause:3.10.2",
 		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
 		wantPins:    []string{"index.docker.io/rancher/mirrored-pause:3.10.2"},
