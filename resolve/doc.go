@@ -120,7 +120,9 @@
 //  2. Options.RuntimeVersion, Options.KubeletVersion, Options.KubeadmVersion;
 //  3. the Go build info of the component's binary (as `go version -m` shows
 //     it), read from the file and never run: the path the cri-dockerd
-//     unit's ExecStart names, then /usr/local/bin, /usr/bin and /opt/bin
+//     unit's ExecStart names (on a node whose containerd config RKE2
+//     generates, /var/lib/rancher/rke2/bin for containerd and the
+//     kubelet), then /usr/local/bin, /usr/bin and /opt/bin
 //     (the order of systemd's default PATH) with the names containerd,
 //     crio, cri-dockerd, kubelet and kubeadm. The version is the main
 //     module's ("github.com/containerd/containerd/v2 v2.4.2",
