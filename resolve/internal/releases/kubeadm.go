@@ -28,6 +28,10 @@ var kubeadmPause = []Row{
 		"(the newest the Go module proxy serves; v1beta4/defaults.go DefaultImageRepository registry.k8s.io)"},
 }
 
+// KubeadmNewest is the newest kubeadm whose PauseVersion was read: the
+// last row of kubeadmPause ends right after it.
+const KubeadmNewest = "v1.38.0-beta.0"
+
 // kubeadmRepository is kubeadm's default imageRepository
 // (DefaultImageRepository in cmd/kubeadm/app/apis/kubeadm/<api>/defaults.go):
 // registry.k8s.io from the patch releases that back-ported the registry move.
@@ -73,8 +77,8 @@ func KubeadmPauseImage(in string, v Version, imageRepository string) (string, er
 			in, ErrUnknownVersion)
 	}
 	if !ok {
-		return "", fmt.Errorf("kubeadm version %q: %w: no pause version known for it (known before %s)",
-			in, ErrUnknownVersion, kubeadmPause[len(kubeadmPause)-1].Range.Until)
+		return "", fmt.Errorf("kubeadm version %q: %w: no pause version known for it (newest read: %s)",
+			in, ErrUnknownVersion, KubeadmNewest)
 	}
 	pause := row.Value
 	repo, _ := lookup(kubeadmRepository, Kubeadm, v)

@@ -256,3 +256,18 @@ func TestRancherDefaultPause(t *testing.T) {
 		})
 	}
 }
+
+// TestKubeadmNewest checks that the newest kubeadm read is the last one the
+// table knows: its next pre-release is unknown.
+func TestKubeadmNewest(t *testing.T) {
+	t.Parallel()
+	v, err := ParseVersion(KubeadmNewest)
+	require.NoError(t, err)
+	_, err = KubeadmPauseImage(KubeadmNewest, v, "")
+	require.NoError(t, err)
+	next := v
+	next.Pre = "beta.1"
+	require.Equal(t, "beta.0", v.Pre, "raise next with KubeadmNewest")
+	_, err = KubeadmPauseImage("next", next, "")
+	require.ErrorIs(t, err, ErrUnknownVersion)
+}
