@@ -201,6 +201,11 @@ func TestVersionsAtRowBounds(t *testing.T) {
 		{KubeletIgnoresFlag, "1.35.0-rc.1", false},
 		{KubeletIgnoresFlag, "v1.34.3+rke2r1", true},
 		{KubeletIgnoresFlag, "1.34.3-0ubuntu1", true},
+		{KubeletIgnoresFlag, "v1.29.0-rc.0", true},
+		{KubeletProtectsDefault, "v1.29.0-rc.0", false},
+		{KubeletProtectsDefault, "v1.28.15+k3s1", true},
+		{KubeadmUpgradeRunsPause, "v1.18.0-beta.0", true},
+		{KubeadmUpgradeRunsPause, "v1.17.17", false},
 		{ContainerdConfig4, "v2.3.0-rc.0", true},
 		{ContainerdConfig4, "v2.2.5-k3s2", false},
 	}
