@@ -280,6 +280,18 @@ var nodeTests = []struct {
 		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
 	},
 	{
+		// k3s's build of containerd 2.3.3 (RKE2 v1.36.3 runs v2.3.3-k3s1)
+		// carries upstream's 2.3.4 fix, read in v2.3.2-k3s2: it finds the
+		// short name (releases.BuildFixes).
+		node:        "containerd-2.3.3-short",
+		opts:        Options{RuntimeVersion: "v2.3.3-k3s1"},
+		wantImage:   "rancher/mirrored-pause:3.6",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantNotes:   []string{"is a short name stored as docker.io/rancher/mirrored-pause:3.6: it will not be pinned"},
+		wantPins:    []string{"rancher/mirrored-pause:3.6"},
+		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
+	},
+	{
 		node:        "containerd-2.3.3-short",
 		opts:        Options{RuntimeVersion: "2.4.2"},
 		wantImage:   "rancher/mirrored-pause:3.6",

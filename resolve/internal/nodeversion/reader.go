@@ -154,7 +154,7 @@ func Decide(facts []Fact, note func(format string, args ...any)) Choice {
 			continue
 		}
 		fv, ferr := releases.ParseVersion(f.Use)
-		if uerr != nil || ferr != nil || fv == uv {
+		if uerr != nil || ferr != nil || fv.Same(uv) {
 			continue
 		}
 		why := ""

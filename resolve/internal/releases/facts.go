@@ -1,5 +1,7 @@
 package releases
 
+import "strings"
+
 // Fact names a behaviour of one component that holds over some releases.
 type Fact int
 
@@ -242,16 +244,52 @@ const kubeletProtectsRead = "pkg/kubelet/images/image_gc_manager.go detectImages
 const containerdNeverPins = "containerd %s never reports Image.pinned (fixed in 1.6.22 and 1.7.3): kubelet 1.29 and later may " +
 	"garbage-collect the sandbox image; upgrade containerd or pin it through a CRI shim"
 
+// BuildFix is a fact that a distribution's builds do not share with the
+// upstream releases they build: the distribution carries the fix. Build is
+// how its builds' suffix starts ("-k3s"); Row.Range the upstream versions
+// concerned, Row.Read where the fix was read.
+type BuildFix struct {
+	Fact  Fact
+	Build string
+	Row   Row
+}
+
+// buildFixes are the only exceptions to "a distribution's build is the
+// release it builds".
+var buildFixes = []BuildFix{
+	{ContainerdSandboxNotFound, "-k3s", Row{Containerd, Range{"2.3.2", "2.3.4"}, "",
+		"k3s-io/containerd v2.3.2-k3s2 (module zip from the Go module proxy; the version RKE2 v1.36.3+rke2r1's go.mod pins): " +
+			"internal/cri/server/podsandbox/sandbox_run.go Controller.Start looks the image up by its ParseDockerRef form, as upstream does " +
+			"from v2.3.4 (containerd#13759); RKE2 v1.36.3+rke2r1 runs v2.3.3-k3s1 (Dockerfile: rancher/hardened-containerd:v2.3.3-k3s1), " +
+			"taken to carry it too; the proxy refuses v2.3.3-k3s1, and v2.3.0-k3s*, v2.3.1-k3s* and v2.3.2-k3s1 were not read"}},
+}
+
 // Holds reports whether f holds at version v, and returns the note of the
-// fact (its first row's Value).
+// fact (its first row's Value). A distribution's build holds what its
+// upstream release holds, except where buildFixes says it carries a fix.
 func (f Fact) Holds(v Version) (note string, ok bool) {
 	for _, r := range facts[f] {
-		if r.Range.Contains(v) {
+		if r.Range.Contains(v) && !fixedInBuild(f, v) {
 			return facts[f][0].Value, true
 		}
 	}
 	return "", false
 }
+
+// fixedInBuild reports whether v is a distribution's build that carries
+// the fix of f.
+func fixedInBuild(f Fact, v Version) bool {
+	for _, b := range buildFixes {
+		if b.Fact == f && v.Build != "" && strings.HasPrefix(v.Build, b.Build) && b.Row.Range.Contains(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// BuildFixes returns the facts distributions' builds are known not to
+// share with their upstream release.
+func BuildFixes() []BuildFix { return buildFixes }
 
 // Note returns the note of f, whatever the version.
 func (f Fact) Note() string { return facts[f][0].Value }

@@ -84,6 +84,12 @@ func renderDoc() string {
 		for _, r := range f.Rows() {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Component, r.Range, r.Range.Pre(), cell(r.Read))
 		}
+		for _, x := range BuildFixes() {
+			if x.Fact == f {
+				fmt.Fprintf(&b, "| %s builds %s… (not these: they carry the fix) | %s | %s | %s |\n",
+					x.Row.Component, x.Build, x.Row.Range, x.Row.Range.Pre(), cell(x.Row.Read))
+			}
+		}
 	}
 	return b.String()
 }

@@ -13,10 +13,14 @@ var ErrUnknownVersion = errors.New("unknown version")
 
 // Version is a parsed release version: major.minor.patch and, for a
 // pre-release, Pre ("rc.1"). A distribution's build of a release
-// ("+k3s1", "-0ubuntu1") is that release: ParseVersion drops the suffix.
+// ("+k3s1", "-0ubuntu1") is that release: Build keeps its suffix, which
+// ordering ([Version.Less], [Version.Same]) and String ignore; only a
+// fact that a distribution's builds are known not to share looks at it
+// (see buildFixes).
 type Version struct {
 	Major, Minor, Patch int
 	Pre                 string // "alpha.N", "beta.N" or "rc.N"; "" for a release
+	Build               string // the distribution's suffix as written ("-k3s2", "+rke2r1", "~ds1-1+deb12u3"); "" for none
 }
 
 // preWords are the pre-release words upstream tags use, in their order.
@@ -30,7 +34,8 @@ var preWords = [...]string{"alpha", "beta", "rc"}
 // A pre-release is "-" or "~" (Debian's) and then alpha, beta or rc with
 // an optional "." and number: "v1.35.0-rc.1", "v1.18.0-rc1", "2.0.0~rc.1-1"
 // are pre-releases (rc.1) of their release. Anything else after the
-// numbers is a distribution's build of the release and is dropped:
+// numbers is a distribution's build of the release (kept in Build, which
+// ordering ignores):
 // "+k3s1", "-k3s1", "-k3s1.36" (k3s/RKE2's builds of containerd),
 // "+rke2r1", "~ds1-1+deb12u3", "-0ubuntu1", "-1.1" (a package revision),
 // "+unknown", "-12-gabcdef0" (git describe). A dpkg epoch ("1:") is
@@ -66,15 +71,17 @@ func ParseVersion(s string) (Version, error) {
 	if len(suffix) == 1 {
 		return Version{}, fmt.Errorf("%w: %q: nothing after %q", ErrUnknownVersion, in, suffix)
 	}
-	return Version{Major: nums[0], Minor: nums[1], Patch: nums[2], Pre: preRelease(suffix)}, nil
+	pre, build := preRelease(suffix)
+	return Version{Major: nums[0], Minor: nums[1], Patch: nums[2], Pre: pre, Build: build}, nil
 }
 
-// preRelease returns the pre-release a version's suffix states, "rc.1"
-// for "-rc.1", "-rc1", "~rc1-1" or "-rc.1+build", and "" when the suffix
-// is a distribution's build.
-func preRelease(suffix string) string {
+// preRelease splits a version's suffix into the pre-release it states,
+// "rc.1" for "-rc.1", "-rc1", "~rc1-1" or "-rc.1+build", and the
+// distribution's build after it ("-1", "+build"); the whole suffix is the
+// build when it states no pre-release.
+func preRelease(suffix string) (pre, build string) {
 	if suffix == "" || suffix[0] == '+' {
-		return ""
+		return "", suffix
 	}
 	rest := suffix[1:]
 	for _, w := range preWords {
@@ -86,18 +93,19 @@ func preRelease(suffix string) string {
 		after = strings.TrimPrefix(after, ".")
 		digits := len(after) - len(strings.TrimLeft(after, "0123456789"))
 		if digits < len(after) && !strings.ContainsRune("-+~.", rune(after[digits])) {
-			return "" // "-rcfoo": not a pre-release word
+			return "", suffix // "-rcfoo": not a pre-release word
 		}
+		build = after[digits:]
 		num, err := strconv.Atoi(after[:digits])
 		if err != nil || digits > 6 {
 			num = 0
 		}
 		if canon := strconv.Itoa(num); dot && after[:digits] == canon {
-			return rest[:len(w)+1+digits] // "rc.1" as written: no allocation (the rows' bounds)
+			return rest[:len(w)+1+digits], build // "rc.1" as written: no allocation (the rows' bounds)
 		}
-		return w + "." + strconv.Itoa(num)
+		return w + "." + strconv.Itoa(num), build
 	}
-	return ""
+	return "", suffix
 }
 
 // Less reports whether v sorts before w. A pre-release sorts before its
@@ -116,6 +124,10 @@ func (v Version) Less(w Version) bool {
 	}
 	return preLess(v.Pre, w.Pre)
 }
+
+// Same reports whether v and w are the same release or pre-release,
+// whatever distribution built them.
+func (v Version) Same(w Version) bool { return !v.Less(w) && !w.Less(v) }
 
 // Before reports whether v sorts before the release major.minor.patch.
 func (v Version) Before(major, minor, patch int) bool {
