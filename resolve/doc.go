@@ -120,7 +120,9 @@
 //  2. Options.RuntimeVersion, Options.KubeletVersion, Options.KubeadmVersion;
 //  3. the Go build info of the component's binary (as `go version -m` shows
 //     it), read from the file and never run: the path the cri-dockerd
-//     unit's ExecStart names, then /usr/local/bin, /usr/bin and /opt/bin
+//     unit's ExecStart names (on a node whose containerd config RKE2
+//     generates, /var/lib/rancher/rke2/bin for containerd and the
+//     kubelet), then /usr/local/bin, /usr/bin and /opt/bin
 //     (the order of systemd's default PATH) with the names containerd,
 //     crio, cri-dockerd, kubelet and kubeadm. The version is the main
 //     module's ("github.com/containerd/containerd/v2 v2.4.2",
@@ -138,6 +140,13 @@
 //     version's upstream part is used ("1.6.20~ds1-1+deb12u3" is 1.6.20). A
 //     malformed database is a [*ConfigError] with its line; one larger than
 //     4 MiB is a note. RPM databases are not read.
+//
+// Every statement is read one way: "-alpha.N", "-beta.N" and "-rc.N"
+// (also "-rc1", Debian's "~rc1") are pre-releases; any other suffix is a
+// distribution's build of the release it names ("v2.3.4-k3s1" and
+// "v2.3.4-k3s1.36" are containerd 2.3.4, "v1.36.3+rke2r1" is 1.36.3,
+// "1.7.28-0ubuntu1" is 1.7.28). Each release fact says how it treats the
+// pre-releases of the release where it starts (docs/release-facts.md).
 //
 // Where two statements name different versions, a note says which was
 // used and what the difference means (a packaged binary replaced by

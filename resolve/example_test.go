@@ -65,7 +65,7 @@ func ExampleKubeadmPauseImage() {
 	// 1.34.0-beta.0 registry.k8s.io/pause:3.10 <nil>
 	// v1.34.2 registry.k8s.io/pause:3.10.1 <nil>
 	// mirror.example.com/k8s/pause:3.9
-	// resolve: kubeadm version "v1.99.0": unknown version: no pause version known for it (newest known: 1.37)
+	// resolve: kubeadm version "v1.99.0": unknown version: no pause version known for it (newest read: v1.38.0-beta.0)
 }
 
 func ExampleRuntimeDefaultImage() {

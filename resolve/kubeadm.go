@@ -18,8 +18,10 @@ import (
 // pre-release of x.y.0 has its minor's pause tag when the previous minor had
 // the same one (v1.37.0-rc.0: 3.10.2); in a minor whose tag changed during
 // the cycle only the pre-releases that were read are known (v1.34.0-beta.0
-// still had 3.10, v1.34.0 has 3.10.1), the others are an error. Versions
-// outside 1.12–1.37 (kubeadm 1.11 named its pause image per architecture,
+// still had 3.10, v1.34.0 has 3.10.1), the others are an error. A
+// distribution's build ("v1.36.3+rke2r1", "1.34.1-0ubuntu1") is the release
+// it builds. Versions outside 1.12 to 1.38.0-beta.0 (the newest read;
+// kubeadm 1.11 named its pause image per architecture,
 // "pause-amd64:3.1"), and malformed ones, return an error wrapping
 // [ErrUnknownVersion].
 //

@@ -51,7 +51,7 @@ func (r *resolver) versions(b *nodefs.Budget) error {
 		if v := r.opts.RuntimeVersion; v != "" {
 			facts = append(facts, nodeversion.NewFact(string(r.runtime), v, "Options.RuntimeVersion", nodeversion.Option))
 		}
-		first := ""
+		first := r.rke2Binary(string(r.runtime))
 		if r.runtime == runtimeCRIDockerd && r.crid != nil && r.crid.ExecStart != nil {
 			first = config.ExecPath(r.crid.ExecStart.Value)
 		}
@@ -85,13 +85,28 @@ func (r *resolver) versions(b *nodefs.Budget) error {
 		if c.opt != "" {
 			facts = append(facts, nodeversion.NewFact(c.name, c.opt, c.orig, nodeversion.Option))
 		}
-		node, err := nodes.Read(nodeversion.Of(c.name), "")
+		node, err := nodes.Read(nodeversion.Of(c.name), r.rke2Binary(c.name))
 		if err != nil {
 			return err
 		}
 		*c.dst = r.decide(append(facts, node...))
 	}
 	return nil
+}
+
+// rke2Binary is the fs path of component's binary on a node whose
+// containerd config RKE2 generates, "" elsewhere: RKE2 runs the containerd
+// and kubelet of its runtime image, unpacked under
+// /var/lib/rancher/rke2/data/<digest>/bin and linked from
+// /var/lib/rancher/rke2/bin (pkg/bootstrap/bootstrap.go symlinkBinDir,
+// Dockerfile copying rancher/hardened-containerd's containerd and the
+// kubelet into the image's /bin, rke2 @v1.34.10+rke2r1). k3s runs them
+// inside its own binary, whose build info states k3s's module.
+func (r *resolver) rke2Binary(component string) string {
+	if r.ctr == nil || r.ctr.Flavor != "RKE2" || (component != string(runtimeContainerd) && component != nodeversion.Kubelet) {
+		return ""
+	}
+	return "var/lib/rancher/rke2/bin/" + nodeversion.Of(component).Binary
 }
 
 // decide records facts in Result.Versions, the first one used, and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,6 +27,10 @@ const (
 		"    [plugins.\"io.containerd.grpc.v1.cri\".cni]\n      bin_dir = \"/usr/lib/cni\"\n      conf_dir = \"/etc/cni/net.d\"\n" +
 		"  [plugins.\"io.containerd.internal.v1.opt\"]\n    path = \"/var/lib/containerd/opt\"\n"
 )
+
+// rke2Config is the part of the config RKE2 generates that names its
+// pause image (resolve/testdata/nodes/rke2-1.34.10).
+const rke2Config = "version = 3\n\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"index.docker.io/rancher/mirrored-pause:3.10.2\"\n"
 
 func debianStatus(t testing.TB) string {
 	t.Helper()
@@ -140,6 +145,30 @@ func TestResolveNodeVersions(t *testing.T) {
 				{Component: "kubeadm", Version: "v1.37.2", Origin: "/usr/bin/kubeadm (Go build info)", Used: true},
 			},
 			wantConflict: "kubelet v1.37.2 no longer has --pod-infra-container-image and will not start",
+		},
+		{
+			// RKE2 runs the containerd and kubelet of its runtime image,
+			// unpacked under /var/lib/rancher/rke2/bin (issue 51).
+			name: "RKE2's kubelet from its bin directory",
+			files: map[string]string{"var/lib/rancher/rke2/agent/etc/containerd/config.toml": rke2Config,
+				"var/lib/kubelet/kubeadm-flags.env": "KUBELET_KUBEADM_ARGS=\"--pod-infra-container-image=registry.k8s.io/pause:3.9\"\n"},
+			binaries:  map[string]string{"var/lib/rancher/rke2/bin/kubelet": nodetest.Kubelet1372},
+			opts:      Options{RuntimeVersion: "v2.2.6-k3s1"},
+			wantImage: "index.docker.io/rancher/mirrored-pause:3.10.2", wantOrigin: "/var/lib/rancher/rke2/agent/etc/containerd/config.toml:4",
+			wantVersions: []ComponentVersion{
+				{Component: "containerd", Version: "v2.2.6-k3s1", Origin: "Options.RuntimeVersion", Used: true},
+				{Component: "kubelet", Version: "v1.37.2", Origin: "/var/lib/rancher/rke2/bin/kubelet (Go build info)", Used: true},
+			},
+			wantConflict: "kubelet v1.37.2 no longer has --pod-infra-container-image and will not start",
+		},
+		{
+			name:      "RKE2's containerd from its bin directory",
+			files:     map[string]string{"var/lib/rancher/rke2/agent/etc/containerd/config.toml": rke2Config},
+			binaries:  map[string]string{"var/lib/rancher/rke2/bin/containerd": nodetest.Containerd242},
+			wantImage: "index.docker.io/rancher/mirrored-pause:3.10.2", wantOrigin: "/var/lib/rancher/rke2/agent/etc/containerd/config.toml:4",
+			wantVersions: []ComponentVersion{
+				{Component: "containerd", Version: "v2.4.2", Origin: "/var/lib/rancher/rke2/bin/containerd (Go build info)", Used: true},
+			},
 		},
 		{
 			name: "kubelet and kubeadm packages",
@@ -276,4 +305,19 @@ func TestResolveDpkgStatusErrors(t *testing.T) {
 	res, err := Resolve(context.Background(), Options{Root: nodetest.MapFS(files)})
 	requireResolved(t, res, err)
 	assert.True(t, containsSub(res.Notes, "/var/lib/dpkg/status: invalid configuration: limit exceeded: file is larger than"), "notes %q", res.Notes)
+}
+
+// TestRKE2BinSymlink reads RKE2's kubelet through /var/lib/rancher/rke2/bin,
+// the absolute symlink RKE2 points at the current runtime image's bin
+// directory, resolved inside the root.
+func TestRKE2BinSymlink(t *testing.T) {
+	t.Parallel()
+	const data = "/var/lib/rancher/rke2/data/v1.34.10-rke2r1-0123456789ab/bin"
+	root := nodetest.WriteTree(t, map[string]string{"var/lib/rancher/rke2/agent/etc/containerd/config.toml": rke2Config},
+		map[string]string{data[1:] + "/kubelet": nodetest.Kubelet1372})
+	require.NoError(t, os.Symlink(data, filepath.Join(root, "var/lib/rancher/rke2/bin")))
+	res, err := Resolve(context.Background(), Options{Root: DirFS(root), RuntimeVersion: "v2.2.6-k3s1"})
+	require.NoError(t, err)
+	assert.Contains(t, res.Versions, ComponentVersion{Component: "kubelet", Version: "v1.37.2",
+		Origin: "/var/lib/rancher/rke2/bin/kubelet (Go build info)", Used: true})
 }

@@ -942,6 +942,9 @@ func (r *resolver) checkKubelet() {
 	if known {
 		rejects, rejected = releases.KubeletRejectsFlag.Holds(kv)
 		ignores, ignored = releases.KubeletIgnoresFlag.Holds(kv)
+		// A kubelet 1.29 or later in no row (a 1.35 pre-release not read)
+		// is checked as one of unknown version.
+		known = rejected || ignored || kv.Before(1, 29, 0)
 	}
 	// kubeadm 1.36 and later leave the flag wherever it is: every finding
 	// on it says so, and a note after them.

@@ -231,6 +231,67 @@ var nodeTests = []struct {
 		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
 	},
 	{
+		// What k3s v1.34.10 generates (its containerd v2.2.5-k3s2 reads
+		// version 3): the default pause image moved to 3.10.2 (k3s#14339),
+		// still a short name, which containerd 2.x never pins.
+		node:        "k3s-1.34.10",
+		opts:        Options{RuntimeVersion: "v2.2.5-k3s2"},
+		wantImage:   "rancher/mirrored-pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantNotes:   []string{"containerd v2.2.5-k3s2 pins the sandbox image by exact string, but rancher/mirrored-pause:3.10.2 (/var/lib/rancher/k3s/agent/etc/containerd/config.toml:36) is a short name"},
+		wantKinds:   []Kind{KindContainerdShortNeverPinned},
+		wantPins:    []string{"rancher/mirrored-pause:3.10.2"},
+		wantPrepull: []string{"rancher/mirrored-pause:3.10.2"},
+	},
+	{
+		// What RKE2 v1.34.10+rke2r1 generates: its pause image named with
+		// the registry go-containerregistry gives it.
+		node:        "rke2-1.34.10",
+		opts:        Options{RuntimeVersion: "v2.2.6-k3s1"}, // Dockerfile: rancher/hardened-containerd:v2.2.6-k3s1-build20260728
+		wantImage:   "index.docker.io/rancher/mirrored-pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantPins:    []string{"index.docker.io/rancher/mirrored-pause:3.10.2"},
+		wantPrepull: []string{"index.docker.io/rancher/mirrored-pause:3.10.2"},
+	},
+	{
+		// A release candidate of kubelet 1.35 has no flag either: it was
+		// removed before 1.35's release candidates (issue 51).
+		node:        "kubelet-flag-dropin",
+		opts:        Options{RuntimeVersion: "2.4.2", KubeletVersion: "1.35.0-rc.1", KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"},
+		wantImage:   "registry.k8s.io/pause:3.10.2",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantConflicts: []string{
+			"kubelet 1.35.0-rc.1 no longer has --pod-infra-container-image and will not start: remove it from KUBELET_EXTRA_ARGS at /etc/systemd/system/kubelet.service.d/20-sandbox.conf:2",
+			"kubelet 1.35.0-rc.1 no longer has --pod-infra-container-image and will not start: remove it from nodeRegistration.kubeletExtraArgs at /etc/kubernetes/kubeadm.yaml:13",
+		},
+		wantPins:    []string{"registry.k8s.io/pause:3.10.2"},
+		wantPrepull: []string{"registry.k8s.io/pause:3.10.2"},
+	},
+	{
+		// k3s/RKE2's build of containerd 2.3.4 (RKE2 v1.36.4 ships
+		// v2.3.4-k3s1.36) is 2.3.4, not a pre-release of it: it finds the
+		// short name (issue 51).
+		node:        "containerd-2.3.3-short",
+		opts:        Options{RuntimeVersion: "v2.3.4-k3s1"},
+		wantImage:   "rancher/mirrored-pause:3.6",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantNotes:   []string{"is a short name stored as docker.io/rancher/mirrored-pause:3.6: it will not be pinned"},
+		wantPins:    []string{"rancher/mirrored-pause:3.6"},
+		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
+	},
+	{
+		// k3s's build of containerd 2.3.3 (RKE2 v1.36.3 runs v2.3.3-k3s1)
+		// carries upstream's 2.3.4 fix, read in v2.3.2-k3s2: it finds the
+		// short name (releases.BuildFixes).
+		node:        "containerd-2.3.3-short",
+		opts:        Options{RuntimeVersion: "v2.3.3-k3s1"},
+		wantImage:   "rancher/mirrored-pause:3.6",
+		wantRuntime: "containerd", wantWinner: SourceContainerdConfig,
+		wantNotes:   []string{"is a short name stored as docker.io/rancher/mirrored-pause:3.6: it will not be pinned"},
+		wantPins:    []string{"rancher/mirrored-pause:3.6"},
+		wantPrepull: []string{"rancher/mirrored-pause:3.6"},
+	},
+	{
 		node:        "containerd-2.3.3-short",
 		opts:        Options{RuntimeVersion: "2.4.2"},
 		wantImage:   "rancher/mirrored-pause:3.6",

@@ -11,8 +11,10 @@ import (
 // ordering live in package releases.
 type version = releases.Version
 
-// parseVersion accepts "1.31", "v1.31.2", "v1.31.0-rc.1", "1.7.20+k3s1",
-// "1.6.20~ds1". Every error wraps ErrUnknownVersion.
+// parseVersion is releases.ParseVersion, the one reading of versions:
+// "v1.31.0-rc.1" and "v1.18.0-rc1" are pre-releases; "v2.3.4-k3s1",
+// "v1.36.3+rke2r1", "1.6.20~ds1-1+deb12u3" and "1.7.28-0ubuntu1" are the
+// release they build. Every error wraps ErrUnknownVersion.
 func parseVersion(s string) (version, error) { return releases.ParseVersion(s) }
 
 // Runtime names as component names (Note.Component, the resolver's
@@ -28,7 +30,8 @@ const (
 // [criinfo.RuntimeCRIO] or [criinfo.RuntimeCRIDockerd]; any other (the
 // unknown runtime "" included) returns an error wrapping
 // [criinfo.ErrUnknownRuntime]. version is the runtime's version as it
-// reports it ("v1.7.20", "1.6.20~ds1", "2.2.0-rc.1"). A version outside the
+// reports it ("v1.7.20", "1.6.20~ds1", "2.2.0-rc.1", "v2.3.4-k3s1": a
+// distribution's build is the release it builds). A version outside the
 // tables, or a malformed one, returns an error wrapping [ErrUnknownVersion].
 //
 // The tables, each row with the upstream file and tag it was read from,

@@ -88,33 +88,3 @@ func installedStatus(s string) bool {
 	f := strings.Fields(s)
 	return len(f) == 3 && (f[0] == "install" || f[0] == "hold") && f[1] == "ok" && f[2] == "installed"
 }
-
-// dpkgUpstream returns the upstream part of a Debian version, in the form
-// releases.ParseVersion reads: without the epoch ("1:") and the Debian revision
-// (after the last "-"), a "~rc…", "~beta…" or "~alpha…" pre-release made a
-// "-" one, and any other "~" or "+" suffix (a repack: "~ds1", "+dfsg")
-// dropped. For example, dpkgUpstream("1.6.20~ds1-1+deb12u3") == "1.6.20",
-// dpkgUpstream("1.31.2-1.1") == "1.31.2" and
-// dpkgUpstream("2.0.0~rc.1-1") == "2.0.0-rc.1".
-func dpkgUpstream(v string) string {
-	if i := strings.IndexByte(v, ':'); i > 0 && strings.Trim(v[:i], "0123456789") == "" {
-		v = v[i+1:]
-	}
-	if i := strings.LastIndexByte(v, '-'); i >= 0 {
-		v = v[:i]
-	}
-	if i := strings.IndexByte(v, '~'); i >= 0 {
-		suffix := v[i+1:]
-		v = v[:i]
-		for _, pre := range []string{"rc", "beta", "alpha"} {
-			if strings.HasPrefix(suffix, pre) {
-				v += "-" + suffix
-				break
-			}
-		}
-	}
-	if i := strings.IndexByte(v, '+'); i >= 0 {
-		v = v[:i]
-	}
-	return v
-}

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 )
 
 // FuzzDpkgStatus checks parseDpkgStatus on arbitrary files: an error is a
 // *nodefs.ConfigError naming a line of the file and comes with no packages; each
 // package read is a selected one with a version, whose line is its Version
-// field's; and dpkgUpstream of that version does not panic.
+// field's; and releases.ParseVersion of that version does not panic.
 func FuzzDpkgStatus(f *testing.F) {
 	for _, tt := range dpkgStatusTests {
 		f.Add(tt.in)
@@ -44,7 +45,7 @@ func FuzzDpkgStatus(f *testing.F) {
 			if !bytes.Contains([]byte(lines[p.Line-1]), []byte(p.Version)) {
 				t.Fatalf("parseDpkgStatus(%q): version %q is not on line %d", in, p.Version, p.Line)
 			}
-			_ = dpkgUpstream(p.Version)
+			_, _ = releases.ParseVersion(p.Version)
 		}
 	})
 }

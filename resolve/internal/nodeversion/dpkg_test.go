@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
+	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 )
 
 // dpkgStatusTests are dpkg status files and what parseDpkgStatus reads from
@@ -84,11 +85,14 @@ func TestParseDpkgStatusDebian(t *testing.T) {
 	}, all)
 }
 
-func TestDpkgUpstream(t *testing.T) {
+// TestDpkgVersions checks that the Debian versions of the packages read
+// here parse as their upstream release (releases.ParseVersion, the one
+// reading of versions).
+func TestDpkgVersions(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in   string // a Debian version
-		want string // its upstream version, as releases.ParseVersion reads it
+		want string // its upstream version
 	}{
 		{in: "1.6.20~ds1-1+deb12u3", want: "1.6.20"}, // Debian 12's containerd
 		{in: "1.7.27-1", want: "1.7.27"},             // Docker's containerd.io
@@ -97,16 +101,17 @@ func TestDpkgUpstream(t *testing.T) {
 		{in: "2.0.0~rc.1-1", want: "2.0.0-rc.1"},     // a pre-release
 		{in: "1.2.3+dfsg", want: "1.2.3"},
 		{in: "20.10.24+dfsg1-1+b3", want: "20.10.24"},
-		{in: "abc:1.2", want: "abc:1.2"}, // not an epoch
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			t.Parallel()
-			if got := dpkgUpstream(tt.in); got != tt.want {
-				t.Errorf("dpkgUpstream(%q) = %q, want %q", tt.in, got, tt.want)
-			}
+			v, err := releases.ParseVersion(tt.in)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, v.String())
 		})
 	}
+	_, err := releases.ParseVersion("abc:1.2") // not an epoch
+	require.ErrorIs(t, err, releases.ErrUnknownVersion)
 }
 
 func TestDpkgStatusErrorNamesLine(t *testing.T) {

@@ -154,7 +154,7 @@ func Decide(facts []Fact, note func(format string, args ...any)) Choice {
 			continue
 		}
 		fv, ferr := releases.ParseVersion(f.Use)
-		if uerr != nil || ferr != nil || fv == uv {
+		if uerr != nil || ferr != nil || fv.Same(uv) {
 			continue
 		}
 		why := ""
@@ -249,14 +249,14 @@ func (r *Reader) Read(comp Component, first string) ([]Fact, error) {
 				continue
 			}
 			origin := fmt.Sprintf("%s:%d", nodefs.NodePath(dpkgStatus), p.Line)
-			up := dpkgUpstream(p.Version)
-			if _, err := releases.ParseVersion(up); err != nil {
+			up, err := releases.ParseVersion(p.Version)
+			if err != nil {
 				r.note("%s: package %s has version %q, which is not a release version sandboxpin reads; %s's version was not read from it",
 					origin, name, p.Version, comp.Name)
 				continue
 			}
 			f := NewFact(comp.Name, p.Version, origin, Package)
-			f.Use, f.Detail = up, "package "+name
+			f.Use, f.Detail = up.String(), "package "+name
 			facts = append(facts, f)
 		}
 	}

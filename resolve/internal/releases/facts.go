@@ -1,5 +1,7 @@
 package releases
 
+import "strings"
+
 // Fact names a behaviour of one component that holds over some releases.
 type Fact int
 
@@ -158,23 +160,26 @@ var facts = [numFacts][]Row{
 			"pkg/kubelet/images/image_gc_manager.go: image.Pinned absent @v1.22.0, present @v1.23.0"},
 	},
 	KubeletProtectsDefault: {
-		{Kubelet, Range{"", "1.29.0"}, "kubelet %s keeps its built-in default %s out of image GC (no --%s is set)", kubeletProtectsRead},
+		{Kubelet, Range{"", "1.29.0-alpha.1"}, "kubelet %s keeps its built-in default %s out of image GC (no --%s is set)", kubeletProtectsRead},
 	},
 	KubeletProtectsRuntimeImage: {
-		{Kubelet, Range{"", "1.29.0"}, "kubelet %s keeps its built-in default %s out of image GC even without --%s: that is the runtime's sandbox image, " +
+		{Kubelet, Range{"", "1.29.0-alpha.1"}, "kubelet %s keeps its built-in default %s out of image GC even without --%s: that is the runtime's sandbox image, " +
 			"protected until the kubelet is upgraded to 1.29, which stops doing so", kubeletProtectsRead},
 	},
 	KubeletProtectsOtherImage: {
-		{Kubelet, Range{"", "1.29.0"}, "kubelet %s keeps its built-in default %s out of image GC (no --%s is set), not the runtime's %s (%s): " +
+		{Kubelet, Range{"", "1.29.0-alpha.1"}, "kubelet %s keeps its built-in default %s out of image GC (no --%s is set), not the runtime's %s (%s): " +
 			"only the runtime's own pin protects that one", kubeletProtectsRead},
 	},
 	KubeletIgnoresFlag: {
-		{Kubelet, Range{"1.29.0", "1.35.0"}, "kubelet %s ignores --%s (%s) for image garbage collection: only the runtime's pinning protects the sandbox image; " +
+		{Kubelet, Range{"1.29.0-alpha.1", "1.35"}, "kubelet %s ignores --%s (%s) for image garbage collection: only the runtime's pinning protects the sandbox image; " +
 			"remove the flag from %s before upgrading to 1.35, which rejects it", kubeletProtectsRead},
 	},
 	KubeletRejectsFlag: {
-		{Kubelet, Range{"1.35.0", ""}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
-			"pkg/kubelet/config/flags.go defines it, deprecated, @v1.34.0; no kubelet source defines it @v1.35.0, @v1.37.2 (kubernetes#133779), so the flag parser refuses it; " +
+		{Kubelet, Range{"1.35.0-rc.0", ""}, "kubelet %s no longer has --%s and will not start: remove it from %s at %s",
+			"pkg/kubelet/config/flags.go defines it, deprecated, @v1.34.0; no kubelet source defines it @v1.35.0-rc.0 (module k8s.io/kubernetes " +
+				"from the Go module proxy), @v1.35.0, @v1.37.2 (kubernetes#133779, cited by kops#17657 on 2025-10-11), so the flag parser refuses it; " +
+				"rc.1 lies between two tags without it; the proxy refuses the 1.35 alphas and beta.0, so a 1.35 pre-release before rc.0 is in no row " +
+				"(resolve checks that kubelet as one of unknown version); " +
 				"kubeadm's post-upgrade phase removes it from kubeadm-flags.env only (cmd/kubeadm/app/cmd/phases/upgrade/postupgrade.go @v1.35.0, kubernetes#133778)"},
 	},
 	KubeadmKeepsFlag: {
@@ -185,14 +190,14 @@ var facts = [numFacts][]Row{
 				"@v1.34.0 there is no such cleanup and cmd/kubeadm/app/phases/kubelet/flags.go writes the flag"},
 	},
 	KubeadmUpgradeRunsPause: {
-		{Kubeadm, Range{"1.18.0", "1.30.0"}, "kubeadm %s upgrade runs its pause image %s as the container of a Job (the CreateJob pre-flight check) " +
+		{Kubeadm, Range{"1.18.0-alpha.1", "1.30.0-alpha.2"}, "kubeadm %s upgrade runs its pause image %s as the container of a Job (the CreateJob pre-flight check) " +
 			"on a schedulable node, control-plane nodes included, whose kubelet pulls it as a workload image; from kubeadm 1.30 the upgrade fails " +
 			"unless the Job completes within 15 seconds (60 from kubeadm 1.36, kubernetes#136273), so a slow pull can fail it: " +
 			"pre-pull the image with `kubeadm config images pull`, or skip the check with --ignore-preflight-errors=CreateJob",
 			"cmd/kubeadm/app/phases/upgrade/health.go createJob: container image images.GetPauseImage(cfg), timeout 15 s, " +
-				"but a deferred Job deletion overwrites the named error result @v1.18.0, @v1.19.0, @v1.26.0, @v1.27.13, @v1.29.15 (kubernetes/kubeadm#3050); " +
+				"but a deferred Job deletion overwrites the named error result @v1.18.0-alpha.1 (the proxy refuses alpha.0), @v1.18.0-beta.0, @v1.18.0, @v1.19.0, @v1.26.0, @v1.27.13, @v1.29.15, @v1.30.0-alpha.0 (kubernetes/kubeadm#3050); " +
 				"no Job there @v1.16.0, @v1.17.0"},
-		{Kubeadm, Range{"1.30.0", "1.36.0-rc.0"}, "", "the same, the timeout an error, @v1.30.0, @v1.34.0, @v1.35.0, @v1.35.4"},
+		{Kubeadm, Range{"1.30.0-alpha.2", "1.36.0-rc.0"}, "", "the same, the timeout an error, @v1.30.0-alpha.2 (the proxy refuses alpha.1), @v1.30.0-alpha.3, @v1.30.0-rc.0, @v1.30.0, @v1.34.0, @v1.35.0, @v1.35.4"},
 		{Kubeadm, Range{"1.36.0-rc.0", ""}, "", "the same with timeout 60 s @v1.36.0-rc.0, @v1.36.0, @v1.36.3, @v1.37.2 (kubernetes#136273); " +
 			"upgrade apply's preflight phase and upgrade plan call CheckClusterHealth (cmd/kubeadm/app/cmd/phases/upgrade/apply/preflight.go, cmd/kubeadm/app/cmd/upgrade/common.go @v1.36.0)"},
 	},
@@ -234,21 +239,57 @@ var facts = [numFacts][]Row{
 const pinnedLabel = "io.cri-containerd.pinned=pinned"
 
 const kubeletProtectsRead = "pkg/kubelet/images/image_gc_manager.go detectImages \"Always consider the container runtime pod sandbox image in use\", " +
-	"fed from crOptions.PodSandboxImage in pkg/kubelet/kubelet.go @v1.23.0, @v1.28.0; gone @v1.29.0"
+	"fed from crOptions.PodSandboxImage in pkg/kubelet/kubelet.go @v1.23.0, @v1.28.0; gone @v1.29.0-alpha.1, @v1.29.0-alpha.3, @v1.29.0-rc.0, @v1.29.0, @v1.29.15 (the Go module proxy refuses v1.29.0-alpha.0)"
 
 const containerdNeverPins = "containerd %s never reports Image.pinned (fixed in 1.6.22 and 1.7.3): kubelet 1.29 and later may " +
 	"garbage-collect the sandbox image; upgrade containerd or pin it through a CRI shim"
 
+// BuildFix is a fact that a distribution's builds do not share with the
+// upstream releases they build: the distribution carries the fix. Build is
+// how its builds' suffix starts ("-k3s"); Row.Range the upstream versions
+// concerned, Row.Read where the fix was read.
+type BuildFix struct {
+	Fact  Fact
+	Build string
+	Row   Row
+}
+
+// buildFixes are the only exceptions to "a distribution's build is the
+// release it builds".
+var buildFixes = []BuildFix{
+	{ContainerdSandboxNotFound, "-k3s", Row{Containerd, Range{"2.3.2", "2.3.4"}, "",
+		"k3s-io/containerd v2.3.2-k3s2 (module zip from the Go module proxy; the version RKE2 v1.36.3+rke2r1's go.mod pins): " +
+			"internal/cri/server/podsandbox/sandbox_run.go Controller.Start looks the image up by its ParseDockerRef form, as upstream does " +
+			"from v2.3.4 (containerd#13759); RKE2 v1.36.3+rke2r1 runs v2.3.3-k3s1 (Dockerfile: rancher/hardened-containerd:v2.3.3-k3s1), " +
+			"taken to carry it too; the proxy refuses v2.3.3-k3s1, and v2.3.0-k3s*, v2.3.1-k3s* and v2.3.2-k3s1 were not read"}},
+}
+
 // Holds reports whether f holds at version v, and returns the note of the
-// fact (its first row's Value).
+// fact (its first row's Value). A distribution's build holds what its
+// upstream release holds, except where buildFixes says it carries a fix.
 func (f Fact) Holds(v Version) (note string, ok bool) {
 	for _, r := range facts[f] {
-		if r.Range.Contains(v) {
+		if r.Range.Contains(v) && !fixedInBuild(f, v) {
 			return facts[f][0].Value, true
 		}
 	}
 	return "", false
 }
+
+// fixedInBuild reports whether v is a distribution's build that carries
+// the fix of f.
+func fixedInBuild(f Fact, v Version) bool {
+	for _, b := range buildFixes {
+		if b.Fact == f && v.Build != "" && strings.HasPrefix(v.Build, b.Build) && b.Row.Range.Contains(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// BuildFixes returns the facts distributions' builds are known not to
+// share with their upstream release.
+func BuildFixes() []BuildFix { return buildFixes }
 
 // Note returns the note of f, whatever the version.
 func (f Fact) Note() string { return facts[f][0].Value }

@@ -24,8 +24,13 @@ var kubeadmPause = []Row{
 	{Kubeadm, Range{"1.26", "1.31"}, "3.9", "constants.go PauseVersion @v1.26.0, @v1.30.0"},
 	{Kubeadm, Range{"1.31", "1.34"}, "3.10", "constants.go PauseVersion @v1.31.0, @v1.33.0"},
 	{Kubeadm, Range{"1.34", "1.36"}, "3.10.1", "constants.go PauseVersion @v1.34.0, @v1.35.0"},
-	{Kubeadm, Range{"1.36", "1.38"}, "3.10.2", "constants.go PauseVersion @v1.36.0, @v1.36.3, @v1.37.0, @v1.37.2"},
+	{Kubeadm, Range{"1.36", "1.38.0-beta.1"}, "3.10.2", "constants.go PauseVersion @v1.36.0, @v1.36.3, @v1.37.0, @v1.37.2, @v1.38.0-beta.0 " +
+		"(the newest the Go module proxy serves; v1beta4/defaults.go DefaultImageRepository registry.k8s.io)"},
 }
+
+// KubeadmNewest is the newest kubeadm whose PauseVersion was read: the
+// last row of kubeadmPause ends right after it.
+const KubeadmNewest = "v1.38.0-beta.0"
 
 // kubeadmRepository is kubeadm's default imageRepository
 // (DefaultImageRepository in cmd/kubeadm/app/apis/kubeadm/<api>/defaults.go):
@@ -56,6 +61,7 @@ var kubeadmPreReleases = []Row{
 	{Kubeadm, Range{"1.26.0-alpha.0", "1.26.0-alpha.2"}, "registry.k8s.io/pause:3.8", "@v1.26.0-alpha.0, @v1.26.0-alpha.1"},
 	{Kubeadm, Range{"1.34.0-alpha.0", "1.34.0-beta.1"}, "registry.k8s.io/pause:3.10", "@v1.34.0-alpha.0 … alpha.3, @v1.34.0-beta.0"},
 	{Kubeadm, Range{"1.36.0-rc.0", "1.36.0-rc.1"}, "registry.k8s.io/pause:3.10.2", "@v1.36.0-rc.0"},
+	{Kubeadm, Range{"1.38.0-beta.0", "1.38.0-beta.1"}, "registry.k8s.io/pause:3.10.2", "@v1.38.0-beta.0"},
 }
 
 // KubeadmPauseImage returns imageRepository + "/pause:" + the PauseVersion
@@ -71,8 +77,8 @@ func KubeadmPauseImage(in string, v Version, imageRepository string) (string, er
 			in, ErrUnknownVersion)
 	}
 	if !ok {
-		return "", fmt.Errorf("kubeadm version %q: %w: no pause version known for it (newest known: 1.%d)",
-			in, ErrUnknownVersion, bound(kubeadmPause[len(kubeadmPause)-1].Range.Until).Minor-1)
+		return "", fmt.Errorf("kubeadm version %q: %w: no pause version known for it (newest read: %s)",
+			in, ErrUnknownVersion, KubeadmNewest)
 	}
 	pause := row.Value
 	repo, _ := lookup(kubeadmRepository, Kubeadm, v)

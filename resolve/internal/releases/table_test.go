@@ -58,12 +58,14 @@ var factNames = [numFacts]string{
 func renderDoc() string {
 	var b strings.Builder
 	b.WriteString("# Release facts\n\nGenerated from the rows of `resolve/internal/releases` by `go test ./resolve/internal/releases -run TestReleaseFactsDoc -update`;\n" +
-		"a test fails when this file and the rows differ. A range's start is included and its end left out; \"1.7\" includes 1.7's\n" +
-		"pre-releases, \"1.24.9\" comes after its own.\n")
+		"a test fails when this file and the rows differ. A range's start is included and its end left out. Versions are read one way\n" +
+		"for every row: -alpha.N, -beta.N, -rc.N (also -rcN, ~rcN) are pre-releases; any other suffix is a distribution's build of the\n" +
+		"release (-k3s1, -k3s1.36, +rke2r1, ~ds1-1+deb12u3, -0ubuntu1, +unknown). A bound's spelling says how its release's pre-releases\n" +
+		"fall (the column \"pre-releases\"): \"1.7\" includes 1.7.0's, \"1.35.0-rc.0\" starts at that pre-release, \"1.24.9\" comes after its own.\n")
 	table := func(title, valueHead string, rows []Row) {
-		fmt.Fprintf(&b, "\n## %s\n\n| component | versions | %s | read at |\n|---|---|---|---|\n", title, valueHead)
+		fmt.Fprintf(&b, "\n## %s\n\n| component | versions | pre-releases | %s | read at |\n|---|---|---|---|---|\n", title, valueHead)
 		for _, r := range rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Component, r.Range, cell(r.Value), cell(r.Read))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.Component, r.Range, r.Range.Pre(), cell(r.Value), cell(r.Read))
 		}
 	}
 	table("Built-in sandbox images", "image", defaults)
@@ -78,9 +80,15 @@ func renderDoc() string {
 		if n := f.Note(); n != "" {
 			fmt.Fprintf(&b, "%s\n\n", cell(n))
 		}
-		b.WriteString("| component | versions | read at |\n|---|---|---|\n")
+		b.WriteString("| component | versions | pre-releases | read at |\n|---|---|---|---|\n")
 		for _, r := range f.Rows() {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", r.Component, r.Range, cell(r.Read))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Component, r.Range, r.Range.Pre(), cell(r.Read))
+		}
+		for _, x := range BuildFixes() {
+			if x.Fact == f {
+				fmt.Fprintf(&b, "| %s builds %s… (not these: they carry the fix) | %s | %s | %s |\n",
+					x.Row.Component, x.Build, x.Row.Range, x.Row.Range.Pre(), cell(x.Row.Read))
+			}
 		}
 	}
 	return b.String()

@@ -11,20 +11,41 @@ import (
 // version, or one that no row covers. Package resolve exports it.
 var ErrUnknownVersion = errors.New("unknown version")
 
-// Version is a parsed release version: major.minor[.patch][-pre][+build].
-// A distribution suffix after the numbers ("~ds1", "+k3s1") is dropped; only
-// a "-" suffix makes a pre-release.
+// Version is a parsed release version: major.minor.patch and, for a
+// pre-release, Pre ("rc.1"). A distribution's build of a release
+// ("+k3s1", "-0ubuntu1") is that release: Build keeps its suffix, which
+// ordering ([Version.Less], [Version.Same]) and String ignore; only a
+// fact that a distribution's builds are known not to share looks at it
+// (see buildFixes).
 type Version struct {
 	Major, Minor, Patch int
-	Pre                 string // "rc.1" for v1.31.0-rc.1; "" for a release
+	Pre                 string // "alpha.N", "beta.N" or "rc.N"; "" for a release
+	Build               string // the distribution's suffix as written ("-k3s2", "+rke2r1", "~ds1-1+deb12u3"); "" for none
 }
 
-// ParseVersion accepts "1.31", "v1.31.2", "v1.31.0-rc.1", "1.7.20+k3s1",
-// "1.6.20~ds1". Every error wraps [ErrUnknownVersion].
+// preWords are the pre-release words upstream tags use, in their order.
+var preWords = [...]string{"alpha", "beta", "rc"}
+
+// ParseVersion reads a version as nodes state it, with one rule for every
+// component and row:
+//
+//	[v][epoch:]major.minor[.patch][pre-release][build]
+//
+// A pre-release is "-" or "~" (Debian's) and then alpha, beta or rc with
+// an optional "." and number: "v1.35.0-rc.1", "v1.18.0-rc1", "2.0.0~rc.1-1"
+// are pre-releases (rc.1) of their release. Anything else after the
+// numbers is a distribution's build of the release (kept in Build, which
+// ordering ignores):
+// "+k3s1", "-k3s1", "-k3s1.36" (k3s/RKE2's builds of containerd),
+// "+rke2r1", "~ds1-1+deb12u3", "-0ubuntu1", "-1.1" (a package revision),
+// "+unknown", "-12-gabcdef0" (git describe). A dpkg epoch ("1:") is
+// dropped. Every error wraps [ErrUnknownVersion].
 func ParseVersion(s string) (Version, error) {
-	var v Version
 	in := s
 	s = strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V")
+	if i := strings.IndexByte(s, ':'); i > 0 && strings.Trim(s[:i], "0123456789") == "" {
+		s = s[i+1:] // a dpkg epoch
+	}
 	end := strings.IndexAny(s, "-+~")
 	suffix := ""
 	if end >= 0 {
@@ -39,7 +60,7 @@ func ParseVersion(s string) (Version, error) {
 			return Version{}, fmt.Errorf("%w: %q: want major.minor[.patch]", ErrUnknownVersion, in)
 		}
 		num, err := strconv.Atoi(p)
-		if err != nil || num < 0 || p == "" || (len(p) > 1 && p[0] == '0') || len(p) > 6 {
+		if err != nil || num < 0 || p == "" || p[0] == '+' || (len(p) > 1 && p[0] == '0') || len(p) > 6 {
 			return Version{}, fmt.Errorf("%w: %q: bad number %q", ErrUnknownVersion, in, p)
 		}
 		nums[n] = num
@@ -47,17 +68,44 @@ func ParseVersion(s string) (Version, error) {
 	if n < 2 {
 		return Version{}, fmt.Errorf("%w: %q: want major.minor[.patch]", ErrUnknownVersion, in)
 	}
-	v.Major, v.Minor, v.Patch = nums[0], nums[1], nums[2]
-	if strings.HasPrefix(suffix, "-") {
-		v.Pre = suffix[1:]
-		if i := strings.IndexByte(v.Pre, '+'); i >= 0 {
-			v.Pre = v.Pre[:i]
-		}
-		if v.Pre == "" {
-			return Version{}, fmt.Errorf("%w: %q: empty pre-release", ErrUnknownVersion, in)
-		}
+	if len(suffix) == 1 {
+		return Version{}, fmt.Errorf("%w: %q: nothing after %q", ErrUnknownVersion, in, suffix)
 	}
-	return v, nil
+	pre, build := preRelease(suffix)
+	return Version{Major: nums[0], Minor: nums[1], Patch: nums[2], Pre: pre, Build: build}, nil
+}
+
+// preRelease splits a version's suffix into the pre-release it states,
+// "rc.1" for "-rc.1", "-rc1", "~rc1-1" or "-rc.1+build", and the
+// distribution's build after it ("-1", "+build"); the whole suffix is the
+// build when it states no pre-release.
+func preRelease(suffix string) (pre, build string) {
+	if suffix == "" || suffix[0] == '+' {
+		return "", suffix
+	}
+	rest := suffix[1:]
+	for _, w := range preWords {
+		after, ok := strings.CutPrefix(rest, w)
+		if !ok {
+			continue
+		}
+		dot := strings.HasPrefix(after, ".")
+		after = strings.TrimPrefix(after, ".")
+		digits := len(after) - len(strings.TrimLeft(after, "0123456789"))
+		if digits < len(after) && !strings.ContainsRune("-+~.", rune(after[digits])) {
+			return "", suffix // "-rcfoo": not a pre-release word
+		}
+		build = after[digits:]
+		num, err := strconv.Atoi(after[:digits])
+		if err != nil || digits > 6 {
+			num = 0
+		}
+		if canon := strconv.Itoa(num); dot && after[:digits] == canon {
+			return rest[:len(w)+1+digits], build // "rc.1" as written: no allocation (the rows' bounds)
+		}
+		return w + "." + strconv.Itoa(num), build
+	}
+	return "", suffix
 }
 
 // Less reports whether v sorts before w. A pre-release sorts before its
@@ -77,6 +125,10 @@ func (v Version) Less(w Version) bool {
 	return preLess(v.Pre, w.Pre)
 }
 
+// Same reports whether v and w are the same release or pre-release,
+// whatever distribution built them.
+func (v Version) Same(w Version) bool { return !v.Less(w) && !w.Less(v) }
+
 // Before reports whether v sorts before the release major.minor.patch.
 func (v Version) Before(major, minor, patch int) bool {
 	return v.Less(Version{Major: major, Minor: minor, Patch: patch})
@@ -90,37 +142,31 @@ func (v Version) String() string {
 	return s
 }
 
-// preLess orders pre-release names: a number, then "alpha.N", "beta.N",
-// "rc.N", each by N; anything else sorts after them.
+// preLess orders pre-releases: "0" (a bound's lowest), then alpha.N,
+// beta.N and rc.N, each by N.
 func preLess(a, b string) bool {
 	rank := func(p string) (int, int) {
-		if n, err := strconv.Atoi(p); err == nil {
-			return -1, n
-		}
 		kind, n, _ := strings.Cut(p, ".")
-		num, err := strconv.Atoi(n)
-		if err != nil {
-			num = 0
+		num, _ := strconv.Atoi(n)
+		for i, w := range preWords {
+			if kind == w {
+				return i, num
+			}
 		}
-		switch kind {
-		case "alpha":
-			return 0, num
-		case "beta":
-			return 1, num
-		case "rc":
-			return 2, num
-		}
-		return 3, num
+		return -1, 0
 	}
 	ka, na := rank(a)
 	kb, nb := rank(b)
 	return ka < kb || ka == kb && na < nb
 }
 
-// Range is a span of versions: From (included) up to Until (left out). A
-// bound is a version string: "1.7" is the start of 1.7, its pre-releases
-// included; "1.24.9" is that release, after its pre-releases;
-// "2.0.0-rc.3" that pre-release. An empty bound is open.
+// Range is a span of versions: From (included) up to Until (left out).
+// A bound is a version string, and its spelling says, for every row, how
+// the pre-releases of its release fall (see [Range.Pre]): "1.7" is the
+// start of 1.7, its pre-releases included (upstream's change predates
+// them); "1.35.0-rc.0" is that pre-release (the first one read to have
+// the change); "1.24.9" is that release, after its pre-releases (the
+// change came during them, or they were not read). An empty bound is open.
 type Range struct{ From, Until string }
 
 // Contains reports whether v is in r. It panics on a malformed bound,
@@ -130,6 +176,20 @@ func (r Range) Contains(v Version) bool {
 		return false
 	}
 	return r.Until == "" || v.Less(bound(r.Until))
+}
+
+// Pre says how r's start treats the pre-releases of its first release:
+// docs/release-facts.md prints it for every row.
+func (r Range) Pre() string {
+	switch {
+	case r.From == "":
+		return "—"
+	case strings.Count(r.From, ".") == 1:
+		return "from the first pre-release of " + r.From + ".0"
+	case bound(r.From).Pre != "":
+		return "from " + r.From + ", the first pre-release read to have it"
+	}
+	return "from the release " + r.From + ": its pre-releases not covered"
 }
 
 // String is "1.6.22–1.7", "from 2.3.0-rc.0", "before 1.28".
