@@ -110,6 +110,7 @@ func FuzzRemoveYAMLArg(f *testing.F) {
 	}
 	f.Add(b, 13)
 	f.Add([]byte("nodeRegistration:\n  kubeletExtraArgs:\n    pod-infra-container-image: \"p:1\" # x\n    a: b\n"), 3)
+	f.Add([]byte("nodeRegistration:\n  kubeletExtraArgs:\n  - {name: pod-infra-container-image, value: 'p:1'}\n  - {name: a, value: b}\n"), 3)
 	f.Fuzz(func(t *testing.T, b []byte, line int) {
 		var before any
 		if yaml.Unmarshal(b, &before) != nil {

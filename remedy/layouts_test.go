@@ -190,6 +190,8 @@ var layouts = []struct {
 		"/var/lib/kubelet/kubeadm-flags.env": kubeadmFlagsPod,
 		"/etc/kubernetes/kubeadm.yaml": "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - name: pod-infra-container-image\n    value: " + pause + "\n" +
 			"---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - name: node-ip\n    value: 10.0.0.7\n  - name: pod-infra-container-image\n    value: " + pause + "\n"})},
+	{name: "kubeadm v1beta4 item as a flow map", opts: resolve.Options{KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}, files: debianKubelet(map[string]string{
+		"/etc/kubernetes/kubeadm.yaml": "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - {name: node-ip, value: 10.0.0.7}\n  - {name: pod-infra-container-image, value: \"" + pause + "\"}\n"})},
 	{name: "kubeadm v1beta3 flow map", opts: resolve.Options{KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}, person: "/etc/kubernetes/kubeadm.yaml:5", files: debianKubelet(map[string]string{
 		"/etc/kubernetes/kubeadm.yaml": "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\nnodeRegistration:\n  criSocket: unix:///run/containerd/containerd.sock\n  kubeletExtraArgs: {node-ip: 10.0.0.7, pod-infra-container-image: " + pause + "}\n"})},
 	{name: "kubeadm v1beta4 flow sequence", opts: resolve.Options{KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}, person: "/etc/kubernetes/kubeadm.yaml:4", files: debianKubelet(map[string]string{

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
 // text is a file as lines, each with its own line ending ("\n", "\r\n", or
@@ -314,7 +316,8 @@ func indent(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))]
 // removeYAMLArg removes the kubelet argument name (value value) at line n
 // of a kubeadm config's kubeletExtraArgs: the list item "- name: NAME" /
 // "value: VALUE" of v1beta4, whose lines it removes whole, or the map entry
-// "NAME: VALUE" of v1beta3. Comments and the other entries stay. An error
+// "NAME: VALUE" of v1beta3, or an item "- {name: NAME, value: VALUE}" on
+// one line. Comments and the other entries stay. An error
 // wraps [ErrUnsupported] for what it cannot remove line by line: a flow
 // map or sequence, an anchor or alias, a block or otherwise escaped value.
 func (t *text) removeYAMLArg(n int, name, value string) (hunk, error) {
@@ -349,6 +352,16 @@ func (t *text) removeYAMLArg(n int, name, value string) (hunk, error) {
 			break
 		}
 		stop++
+	}
+	if item := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(dash), "-")); stop == start && strings.HasPrefix(item, "{") {
+		// A flow map on the item's line, "- {name: NAME, value: VALUE}":
+		// read as kubeadm reads it (sigs.k8s.io/yaml), and removed only
+		// when it holds nothing else, no anchor or alias included.
+		var m map[string]string
+		if strings.ContainsAny(item, "&*") || yaml.Unmarshal([]byte(item), &m) != nil || len(m) != 2 || m["name"] != name || m["value"] != value {
+			return hunk{}, fmt.Errorf("%w: the list item at line %d is not name %s, value %q as written", ErrUnsupported, start, name, value)
+		}
+		return hunk{start: start - 1, n: 1}, nil
 	}
 	got := map[string]string{}
 	for i := start; i <= stop; i++ {
