@@ -18,8 +18,9 @@
 // cannot pull a tag of the stored image), since the runtime looks its
 // sandbox image up by the name as configured. Restarts are steps, never
 // taken: the operator's tooling owns them. What no edit can answer (an
-// upgrade, the shim, a file that k3s or RKE2 write anew at every start)
-// is a step for a person.
+// upgrade, the shim, a file that k3s or RKE2 write anew at every start),
+// and a value the text editor cannot change byte-exactly (a YAML flow map
+// or alias, an escaped or multi-line string), is a step for a person.
 //
 // [Verify] resolves the edited node in memory and refuses a plan whose
 // edits leave a finding they answer, or bring a new one. [Apply] writes

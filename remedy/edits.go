@@ -32,14 +32,7 @@ var (
 func (p *planner) editValue(f resolve.Fix) error {
 	comp := p.component(f.Path)
 	if isPackageUnit(f.Path) && f.Key == "ExecStart" {
-		return p.overrideExecStart(f, comp, func(cmd string) (string, bool) {
-			t := splitText([]byte(cmd))
-			h, err := t.replaceValue(1, f.Flag, f.From, f.To)
-			if err != nil {
-				return "", false
-			}
-			return strings.Join(h.repl, ""), true
-		})
+		return p.overrideExecStart(f, comp, func(t *text) (hunk, error) { return t.replaceValue(1, f.Flag, f.From, f.To) })
 	}
 	if generated(f.Path) != "" {
 		return p.editGenerated(f)
@@ -151,10 +144,7 @@ func (p *planner) addSandbox(f resolve.Fix) error {
 			return nil //nolint:nilerr // no unit to override: by hand
 		}
 		return p.overrideExecStart(resolve.Fix{Answers: f.Answers, Location: resolve.Location{Path: unit.path, Key: "ExecStart"}, To: f.To, Message: f.Message}, rt,
-			func(cmd string) (string, bool) {
-				body := strings.TrimRight(cmd, "\r\n")
-				return body + " --pod-infra-container-image=" + f.To + cmd[len(body):], true
-			})
+			appendToCommand("--pod-infra-container-image="+f.To))
 	default:
 		p.manual(f)
 		return nil
@@ -217,14 +207,7 @@ func (p *planner) remove(f resolve.Fix) error {
 		return nil
 	}
 	if isPackageUnit(f.Path) && f.Key == "ExecStart" && f.Flag != "" {
-		return p.overrideExecStart(f, comp, func(cmd string) (string, bool) {
-			t := splitText([]byte(cmd))
-			h, err := t.removeFlag(1, f.Flag, f.From)
-			if err != nil {
-				return "", false
-			}
-			return strings.Join(h.repl, ""), true
-		})
+		return p.overrideExecStart(f, comp, func(t *text) (hunk, error) { return t.removeFlag(1, f.Flag, f.From) })
 	}
 	fl, err := p.open(f.Path, comp)
 	if err != nil {
@@ -261,10 +244,6 @@ func (p *planner) addFlag(f resolve.Fix) error {
 			}
 		}
 	}
-	appendFlag := func(cmd string) (string, bool) {
-		body := strings.TrimRight(cmd, "\r\n")
-		return body + " " + f.Flag + "=" + f.To + cmd[len(body):], true
-	}
 	comp := resolve.ComponentCRIDockerd
 	if f.Path == "" {
 		unit, err := p.findUnit("cri-docker.service")
@@ -275,7 +254,7 @@ func (p *planner) addFlag(f resolve.Fix) error {
 		f.Path, f.Key = unit.path, "ExecStart"
 	}
 	if isPackageUnit(f.Path) {
-		return p.overrideExecStart(f, comp, appendFlag)
+		return p.overrideExecStart(f, comp, appendToCommand(f.Flag+"="+f.To))
 	}
 	fl, err := p.open(f.Path, comp)
 	if err != nil {
@@ -391,10 +370,21 @@ func (p *planner) findUnit(name string) (unitFile, error) {
 	return unitFile{}, fs.ErrNotExist
 }
 
+// appendToCommand returns an edit of a command line that adds word at its
+// end.
+func appendToCommand(word string) func(*text) (hunk, error) {
+	return func(t *text) (hunk, error) {
+		n := len(t.lines)
+		b, end := t.body(n)
+		return hunk{start: n - 1, n: 1, repl: []string{b + " " + word + end}}, nil
+	}
+}
+
 // overrideExecStart writes a drop-in /etc/systemd/system/UNIT.d/90-sandboxpin.conf
 // that resets ExecStart and sets it to the unit's command line at f.Path
-// (joined from its continuation lines) as edit changes it.
-func (p *planner) overrideExecStart(f resolve.Fix, comp resolve.Component, edit func(string) (string, bool)) error {
+// (its continuation lines kept) as edit changes it. An error wraps
+// [ErrUnsupported] when edit cannot make its change.
+func (p *planner) overrideExecStart(f resolve.Fix, comp resolve.Component, edit func(*text) (hunk, error)) error {
 	unitPath := f.Path
 	if strings.Contains(path.Dir(unitPath), ".service.d") {
 		unitPath = strings.TrimSuffix(path.Dir(unitPath), ".d")
@@ -406,11 +396,16 @@ func (p *planner) overrideExecStart(f resolve.Fix, comp resolve.Component, edit 
 	}
 	cmd, ok := lastExecStart(string(b))
 	if !ok {
-		return fmt.Errorf("%s: %w: no ExecStart", f.Path, ErrChanged)
+		return fmt.Errorf("%s: %w: no command line in ExecStart as written", f.Where(), ErrUnsupported)
 	}
-	cmd, ok = edit(cmd)
-	if !ok {
-		return fmt.Errorf("%s: %w: ExecStart does not hold %s %s", f.Path, ErrChanged, f.Flag, f.From)
+	t := splitText([]byte(cmd))
+	h, err := edit(t)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Where(), err)
+	}
+	out, err := t.apply([]hunk{h})
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Where(), err)
 	}
 	np := "/etc/systemd/system/" + unit + ".d/90-sandboxpin.conf"
 	fl, err := p.create(np, comp)
@@ -419,7 +414,7 @@ func (p *planner) overrideExecStart(f resolve.Fix, comp resolve.Component, edit 
 	}
 	fl.change(f.Answers, resolve.Location{Key: "ExecStart", Flag: f.Flag}, hunk{repl: []string{
 		"# Written by sandboxpin fix: " + unit + "'s command line from " + f.Path + ", which its package owns.\n",
-		"[Service]\n", "ExecStart=\n", "ExecStart=" + cmd}}, f.Message).To = f.To
+		"[Service]\n", "ExecStart=\n", "ExecStart=" + string(out)}}, f.Message).To = f.To
 	p.sandboxChange(f, comp)
 	return nil
 }

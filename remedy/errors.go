@@ -4,13 +4,14 @@ import "errors"
 
 // The errors of planning and applying, for errors.Is.
 var (
-	// ErrChanged: a file does not hold what the plan expects, because it
-	// changed since the node was resolved or planned.
+	// ErrChanged: a file's bytes differ from those the node was resolved
+	// or planned from (Apply's hash; For's line past the file's end).
 	ErrChanged = errors.New("file changed since it was read")
 	// ErrConflict: two changes of a plan touch one line.
 	ErrConflict = errors.New("conflicting changes")
-	// ErrUnsupported: a value the plan cannot write in place (a
-	// multi-line string, an inline table); the step says it for a person.
+	// ErrUnsupported: a value the text editor cannot change byte-exactly
+	// (a multi-line or escaped string, a flow map, an inline table, an
+	// alias); [For] makes it a step for a person.
 	ErrUnsupported = errors.New("cannot edit in place")
 	// ErrNotRegular: the path to write is not a regular file (a FIFO, a
 	// device, a directory).

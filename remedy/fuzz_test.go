@@ -110,6 +110,7 @@ func FuzzRemoveYAMLArg(f *testing.F) {
 	}
 	f.Add(b, 13)
 	f.Add([]byte("nodeRegistration:\n  kubeletExtraArgs:\n    pod-infra-container-image: \"p:1\" # x\n    a: b\n"), 3)
+	f.Add([]byte("nodeRegistration:\n  kubeletExtraArgs:\n  - {name: pod-infra-container-image, value: 'p:1'}\n  - {name: a, value: b}\n"), 3)
 	f.Fuzz(func(t *testing.T, b []byte, line int) {
 		var before any
 		if yaml.Unmarshal(b, &before) != nil {
@@ -140,17 +141,22 @@ func FuzzRemoveYAMLArg(f *testing.F) {
 	})
 }
 
-// FuzzRemoveFlag: a removal keeps every other word of the line.
+// FuzzRemoveFlag: a removal takes every --pod-infra-container-image of
+// the command (continuation lines included) and its value, one of them
+// value, and keeps every other word and the lines around it.
 func FuzzRemoveFlag(f *testing.F) {
 	f.Add(`KUBELET_KUBEADM_ARGS="--a=b --pod-infra-container-image=p:1 --c"`, "p:1")
 	f.Add(`Environment="KUBELET_EXTRA_ARGS=--pod-infra-container-image p:1"`, "p:1")
 	f.Add("  --pod-infra-container-image=p:1 \\", "p:1")
+	f.Add(`ARGS="--pod-infra-container-image=p:0 --x --pod-infra-container-image p:1"`, "p:1")
 	f.Fuzz(func(t *testing.T, line, value string) {
+		const flag = "--pod-infra-container-image"
 		if strings.ContainsAny(line, "\r\n") || value == "" {
 			return
 		}
-		tx := splitText([]byte("X=1 \\\n" + line + "\nY=2\n"))
-		h, err := tx.removeFlag(2, "--pod-infra-container-image", value)
+		in := "X=1 \\\n" + line + "\nY=2\n"
+		tx := splitText([]byte(in))
+		h, err := tx.removeFlag(2, flag, value)
 		if err != nil {
 			return
 		}
@@ -158,20 +164,45 @@ func FuzzRemoveFlag(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		words := func(s string) []string {
-			var w []string
-			for _, f := range strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'\\=", r) }) {
-				if f != "--pod-infra-container-image" && f != value {
-					w = append(w, f)
+		split := func(s string) []string {
+			return strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'\\", r) })
+		}
+		// The words of in without the flags and their values: "--flag V",
+		// "--flag=V", "NAME=--flag V", "NAME=--flag=V".
+		var want []string
+		words := split(in)
+		for i := 0; i < len(words); i++ {
+			w := words[i]
+			at := strings.Index(w, flag)
+			for at > 0 && w[at-1] != '=' {
+				next := strings.Index(w[at+1:], flag)
+				if next < 0 {
+					at = -1
+					break
+				}
+				at += 1 + next
+			}
+			switch rest := ""; {
+			case at < 0:
+				want = append(want, w)
+				continue
+			default:
+				rest = w[at+len(flag):]
+				if at > 0 {
+					want = append(want, w[:at])
+				}
+				if rest == "" {
+					i++ // the value, the next word
+				} else if rest[0] != '=' {
+					want = append(want, w[at:]) // a longer flag: not it
 				}
 			}
-			return w
 		}
-		if got, want := words(string(out)), words(tx.lines[0]+line+"\nY=2\n"); !reflect.DeepEqual(got, want) {
-			t.Fatalf("words changed: %q, want %q (%q)", got, want, out)
+		if got := split(string(out)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("words %q, want %q (%q)", got, want, out)
 		}
-		if !strings.HasSuffix(string(out), "Y=2\n") {
-			t.Fatalf("the next line changed: %q", out)
+		if strings.Contains(string(out), flag+"=") || !strings.HasSuffix(string(out), "Y=2\n") || !strings.HasPrefix(string(out), "X=1") {
+			t.Fatalf("a flag is left, or the lines around changed: %q", out)
 		}
 	})
 }

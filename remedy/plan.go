@@ -137,8 +137,11 @@ type Step struct {
 // then answers res.Fixes only). Every fix with a place in a file becomes an
 // edit that changes only the bytes of its value or line; a change of the
 // configured sandbox image comes with the step that stores the image under
-// the new name. An error wraps [ErrChanged] when a file does not hold what
-// res says it does (it changed since res was resolved), and is a
+// the new name. A fix whose value the text editor cannot change
+// byte-exactly (a flow map, an escaped or multi-line string, an alias)
+// becomes a step for a person ([resolve.ActionEdit]) naming the file and
+// line. An error wraps [ErrChanged] when a file is shorter than the line
+// res names in it (it changed since res was resolved), and is a
 // *fs.PathError when a file cannot be read.
 //
 // Check the plan with [Verify] before applying it.
@@ -152,7 +155,9 @@ func For(res *resolve.Result, v *audit.Verdict, root fs.FS) (*Plan, error) {
 		fixes = v.Fixes
 	}
 	for _, f := range fixes {
-		if err := p.fix(f); err != nil {
+		if err := p.fix(f); errors.Is(err, ErrUnsupported) {
+			p.byHand(f, err)
+		} else if err != nil {
 			return nil, err
 		}
 	}
@@ -321,6 +326,16 @@ func (p *planner) fix(f resolve.Fix) error {
 // manual records a fix the plan cannot make as an edit by hand.
 func (p *planner) manual(f resolve.Fix) {
 	p.steps = append(p.steps, Step{Action: resolve.ActionEdit, Answers: f.Answers, Component: p.component(f.Path), Message: f.Message})
+}
+
+// byHand records a fix that the text editor cannot make byte-exactly (err,
+// which names the file and line, wraps [ErrUnsupported]) as an edit by hand.
+// The same edit offered for two findings is one step.
+func (p *planner) byHand(f resolve.Fix, err error) {
+	f.Message += "; sandboxpin cannot make this edit exactly, make it by hand (" + err.Error() + ")"
+	if !slices.ContainsFunc(p.steps, func(s Step) bool { return s.Action == resolve.ActionEdit && s.Message == f.Message }) {
+		p.manual(f)
+	}
 }
 
 // finish adds the pull and restart steps and builds the Plan.

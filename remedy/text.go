@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
 // text is a file as lines, each with its own line ending ("\n", "\r\n", or
@@ -100,27 +102,91 @@ func findValue(line, value string, from int) int {
 	return -1
 }
 
-// replaceValue replaces the value old on line n with value, after flag when
-// flag is given (the flag's own value, not another's), keeping the quotes,
-// blanks and ending around it.
-func (t *text) replaceValue(n int, flag, old, value string) (hunk, error) {
+// inFile returns an error wrapping [ErrChanged] when line n is not in the
+// file: a file shorter than the line the node was resolved at has changed
+// since.
+func (t *text) inFile(n int) error {
 	if n < 1 || n > len(t.lines) {
-		return hunk{}, fmt.Errorf("%w: line %d is not in the file (%d lines)", ErrChanged, n, len(t.lines))
+		return fmt.Errorf("%w: line %d is not in the file (%d lines)", ErrChanged, n, len(t.lines))
 	}
-	body, end := t.body(n)
-	from := 0
-	if flag != "" {
-		f := findFlag(body, flag)
-		if f < 0 {
-			return hunk{}, fmt.Errorf("%w: line %d has no %s", ErrChanged, n, flag)
+	return nil
+}
+
+// continued reports whether line n ends in a backslash, which continues it
+// on the next line (systemd's unit and environment files).
+func (t *text) continued(n int) bool {
+	b, _ := t.body(n)
+	return strings.HasSuffix(strings.TrimRight(b, " \t"), `\`)
+}
+
+// logical returns the first and last line of the logical line that line n
+// is part of: the lines before it that continue onto it, and those it
+// continues onto.
+func (t *text) logical(n int) (int, int) {
+	first, last := n, n
+	for first > 1 && t.continued(first-1) {
+		first--
+	}
+	for last < len(t.lines) && t.continued(last) {
+		last++
+	}
+	return first, last
+}
+
+// narrow drops from h the lines at its ends that it leaves as they are.
+func (t *text) narrow(h hunk) hunk {
+	for h.n > 0 && len(h.repl) > 0 && h.repl[0] == t.lines[h.start] {
+		h.start, h.n, h.repl = h.start+1, h.n-1, h.repl[1:]
+	}
+	for h.n > 0 && len(h.repl) > 0 && h.repl[len(h.repl)-1] == t.lines[h.start+h.n-1] {
+		h.n, h.repl = h.n-1, h.repl[:len(h.repl)-1]
+	}
+	return h
+}
+
+// replaceValue replaces the value old on line n with value, keeping the
+// quotes, blanks and ending around it. With flag, it replaces the flag's
+// own value (not another's) wherever the flag stands with old on the
+// logical line n is part of (a command continued over lines). An error
+// wraps [ErrUnsupported] when the line does not hold old as written (an
+// escaped or multi-line string): the resolver, which reads the file with
+// its owner's decoder, found it there.
+func (t *text) replaceValue(n int, flag, old, value string) (hunk, error) {
+	if err := t.inFile(n); err != nil {
+		return hunk{}, err
+	}
+	if flag == "" {
+		body, end := t.body(n)
+		i := findValue(body, old, 0)
+		if i < 0 {
+			return hunk{}, fmt.Errorf("%w: line %d does not hold %q as written", ErrUnsupported, n, old)
 		}
-		from = f + len(flag)
+		return hunk{start: n - 1, n: 1, repl: []string{body[:i] + value + body[i+len(old):] + end}}, nil
 	}
-	i := findValue(body, old, from)
-	if i < 0 {
-		return hunk{}, fmt.Errorf("%w: line %d does not hold %q", ErrChanged, n, old)
+	first, last := t.logical(n)
+	h, found := hunk{start: first - 1, n: last - first + 1}, false
+	for i := first; i <= last; i++ {
+		body, end := t.body(i)
+		for from := 0; ; {
+			f := findFlag(body[from:], flag)
+			if f < 0 {
+				break
+			}
+			f += from + len(flag)
+			from = f
+			// The flag's value: a word, or an item of its comma-separated list.
+			v := f + len(body[f:]) - len(strings.TrimLeft(body[f:], "= \t\"'"))
+			w := v + strings.IndexAny(body[v:]+" ", " \t\"'")
+			if j := findValue(body[:w], old, v); j >= 0 {
+				body, found = body[:j]+value+body[j+len(old):], true
+			}
+		}
+		h.repl = append(h.repl, body+end)
 	}
-	return hunk{start: n - 1, n: 1, repl: []string{body[:i] + value + body[i+len(old):] + end}}, nil
+	if !found {
+		return hunk{}, fmt.Errorf("%w: line %d has no %s %q as written", ErrUnsupported, n, flag, old)
+	}
+	return t.narrow(h), nil
 }
 
 // findFlag returns the offset of flag as a word on line (followed by "=",
@@ -143,65 +209,103 @@ func findFlag(line, flag string) int {
 	return -1
 }
 
-// removeFlag removes flag and its value (value: "--flag=value" or "--flag
-// value") from line n of a command line or an environment assignment, with
-// the blank before it. A line of a continued command (ending in "\") left
-// with nothing but the continuation is removed whole; when the removed flag
-// ended the command, the continuation of the line before it is dropped.
+// removeFlag removes flag and its value ("--flag=V" or "--flag V"), every
+// time it stands, with the blank before it, from the command line or
+// environment assignment that line n is part of, its continuation lines
+// included: a later one would take over from a removed one. One of them
+// must have the value value. A continuation line left with nothing but
+// its backslash is removed whole; when the removed flag ended the command,
+// the backslash of the line before is dropped. An error wraps
+// [ErrUnsupported] when no flag has the value as written, or a value is
+// not on the flag's line.
 func (t *text) removeFlag(n int, flag, value string) (hunk, error) {
-	if n < 1 || n > len(t.lines) {
-		return hunk{}, fmt.Errorf("%w: line %d is not in the file (%d lines)", ErrChanged, n, len(t.lines))
+	if err := t.inFile(n); err != nil {
+		return hunk{}, err
 	}
-	body, end := t.body(n)
-	at := findFlag(body, flag)
-	if at < 0 {
-		return hunk{}, fmt.Errorf("%w: line %d has no %s", ErrChanged, n, flag)
+	first, last := t.logical(n)
+	h, seen, found := hunk{start: first - 1, n: last - first + 1}, false, false
+	for i := first; i <= last; i++ {
+		body, end := t.body(i)
+		left, s, f, err := cutFlag(body, flag, value)
+		if err != nil {
+			return hunk{}, fmt.Errorf("%w: line %d: %w", ErrUnsupported, i, err)
+		}
+		seen, found = seen || s, found || f
+		switch {
+		case !s:
+			h.repl = append(h.repl, body+end)
+		case strings.TrimSpace(left) == `\`:
+			// A continuation line that held only the flag.
+		case strings.TrimSpace(left) == "" && len(h.repl) > 0:
+			// The end of the command: the line before ends it now.
+			prev := h.repl[len(h.repl)-1]
+			pb := strings.TrimRight(prev, "\r\n")
+			h.repl[len(h.repl)-1] = strings.TrimRight(strings.TrimSuffix(strings.TrimRight(pb, " \t"), `\`), " \t") + prev[len(pb):]
+		default:
+			h.repl = append(h.repl, left+end)
+		}
 	}
-	stop := at + len(flag)
-	rest := body[stop:]
 	switch {
-	case strings.HasPrefix(rest, "="+value):
-		stop += 1 + len(value)
-	case rest != "" && (rest[0] == ' ' || rest[0] == '\t') && strings.HasPrefix(strings.TrimLeft(rest, " \t"), value):
-		stop += len(rest) - len(strings.TrimLeft(rest, " \t")) + len(value)
-	default:
-		return hunk{}, fmt.Errorf("%w: %s on line %d is not %q", ErrChanged, flag, n, value)
+	case !seen:
+		return hunk{}, fmt.Errorf("%w: line %d has no %s", ErrUnsupported, n, flag)
+	case !found:
+		return hunk{}, fmt.Errorf("%w: %s on line %d is not %q as written", ErrUnsupported, flag, n, value)
 	}
-	if stop < len(body) && strings.IndexByte(" \t\"'", body[stop]) < 0 {
-		return hunk{}, fmt.Errorf("%w: %s on line %d is not %q", ErrChanged, flag, n, value)
-	}
-	// The blank before the flag goes with it; at the start of a value,
-	// the blank after it.
-	start := at
-	for start > 0 && (body[start-1] == ' ' || body[start-1] == '\t') {
-		start--
-	}
-	if start == 0 || strings.IndexByte("\"'=", body[start-1]) >= 0 {
-		start = at
-		for stop < len(body) && (body[stop] == ' ' || body[stop] == '\t') {
+	return t.narrow(h), nil
+}
+
+// cutFlag removes every flag and its value from one line, and reports
+// whether there was one, and one with the value value.
+func cutFlag(body, flag, value string) (string, bool, bool, error) {
+	seen, found := false, false
+	for from := 0; ; {
+		at := findFlag(body[from:], flag)
+		if at < 0 {
+			return body, seen, found, nil
+		}
+		at += from
+		stop := at + len(flag)
+		if stop < len(body) && (body[stop] == ' ' || body[stop] == '\t') {
+			stop += len(body[stop:]) - len(strings.TrimLeft(body[stop:], " \t"))
+		} else if stop < len(body) && body[stop] == '=' {
+			stop++
+		} else {
+			return "", false, false, fmt.Errorf("%s has no value on its line", flag)
+		}
+		v := stop
+		for stop < len(body) && strings.IndexByte(" \t\"'", body[stop]) < 0 {
 			stop++
 		}
-	}
-	left := body[:start] + body[stop:]
-	if strings.TrimSpace(left) == `\` {
-		return hunk{start: n - 1, n: 1}, nil
-	}
-	if strings.TrimSpace(left) == "" && n > 1 {
-		prev, prevEnd := t.body(n - 1)
-		if p := strings.TrimRight(prev, " \t"); strings.HasSuffix(p, `\`) {
-			return hunk{start: n - 2, n: 2, repl: []string{strings.TrimRight(strings.TrimSuffix(p, `\`), " \t") + prevEnd}}, nil
+		if stop == len(body) && stop > v && body[stop-1] == '\\' {
+			stop-- // the continuation after the value
 		}
+		if stop == v {
+			return "", false, false, fmt.Errorf("%s has no value on its line", flag)
+		}
+		seen, found = true, found || body[v:stop] == value
+		// The blank before the flag goes with it; at the start of a
+		// value, the blank after it.
+		start := at
+		for start > 0 && (body[start-1] == ' ' || body[start-1] == '\t') {
+			start--
+		}
+		if start == 0 || strings.IndexByte("\"'=", body[start-1]) >= 0 {
+			start = at
+			for stop < len(body) && (body[stop] == ' ' || body[stop] == '\t') {
+				stop++
+			}
+		}
+		body, from = body[:start]+body[stop:], start
 	}
-	return hunk{start: n - 1, n: 1, repl: []string{left + end}}, nil
 }
 
 // removeLine removes line n whole.
 func (t *text) removeLine(n int, holds string) (hunk, error) {
-	if n < 1 || n > len(t.lines) {
-		return hunk{}, fmt.Errorf("%w: line %d is not in the file (%d lines)", ErrChanged, n, len(t.lines))
+	if err := t.inFile(n); err != nil {
+		return hunk{}, err
 	}
 	if body, _ := t.body(n); holds != "" && findValue(body, holds, 0) < 0 {
-		return hunk{}, fmt.Errorf("%w: line %d does not hold %q", ErrChanged, n, holds)
+		return hunk{}, fmt.Errorf("%w: line %d does not hold %q as written", ErrUnsupported, n, holds)
 	}
 	return hunk{start: n - 1, n: 1}, nil
 }
@@ -212,16 +316,19 @@ func indent(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))]
 // removeYAMLArg removes the kubelet argument name (value value) at line n
 // of a kubeadm config's kubeletExtraArgs: the list item "- name: NAME" /
 // "value: VALUE" of v1beta4, whose lines it removes whole, or the map entry
-// "NAME: VALUE" of v1beta3. Comments and the other entries stay.
+// "NAME: VALUE" of v1beta3, or an item "- {name: NAME, value: VALUE}" on
+// one line. Comments and the other entries stay. An error
+// wraps [ErrUnsupported] for what it cannot remove line by line: a flow
+// map or sequence, an anchor or alias, a block or otherwise escaped value.
 func (t *text) removeYAMLArg(n int, name, value string) (hunk, error) {
-	if n < 1 || n > len(t.lines) {
-		return hunk{}, fmt.Errorf("%w: line %d is not in the file (%d lines)", ErrChanged, n, len(t.lines))
+	if err := t.inFile(n); err != nil {
+		return hunk{}, err
 	}
 	body, _ := t.body(n)
 	trim := strings.TrimSpace(body)
 	if k, v, ok := strings.Cut(trim, ":"); ok && strings.Trim(strings.TrimSpace(k), `"'`) == name {
 		if strings.Trim(strings.TrimSpace(stripComment(v)), `"'`) != value {
-			return hunk{}, fmt.Errorf("%w: line %d does not set %s to %q", ErrChanged, n, name, value)
+			return hunk{}, fmt.Errorf("%w: line %d does not set %s to %q", ErrUnsupported, n, name, value)
 		}
 		return hunk{start: n - 1, n: 1}, nil
 	}
@@ -235,7 +342,7 @@ func (t *text) removeYAMLArg(n int, name, value string) (hunk, error) {
 		start--
 	}
 	if start == 0 {
-		return hunk{}, fmt.Errorf("%w: line %d is neither %s: nor in a list item", ErrChanged, n, name)
+		return hunk{}, fmt.Errorf("%w: line %d is neither %s: nor in a list item", ErrUnsupported, n, name)
 	}
 	dash, _ := t.body(start)
 	stop := start
@@ -246,6 +353,16 @@ func (t *text) removeYAMLArg(n int, name, value string) (hunk, error) {
 		}
 		stop++
 	}
+	if item := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(dash), "-")); stop == start && strings.HasPrefix(item, "{") {
+		// A flow map on the item's line, "- {name: NAME, value: VALUE}":
+		// read as kubeadm reads it (sigs.k8s.io/yaml), and removed only
+		// when it holds nothing else, no anchor or alias included.
+		var m map[string]string
+		if strings.ContainsAny(item, "&*") || yaml.Unmarshal([]byte(item), &m) != nil || len(m) != 2 || m["name"] != name || m["value"] != value {
+			return hunk{}, fmt.Errorf("%w: the list item at line %d is not name %s, value %q as written", ErrUnsupported, start, name, value)
+		}
+		return hunk{start: start - 1, n: 1}, nil
+	}
 	got := map[string]string{}
 	for i := start; i <= stop; i++ {
 		b, _ := t.body(i)
@@ -253,7 +370,7 @@ func (t *text) removeYAMLArg(n int, name, value string) (hunk, error) {
 		got[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(stripComment(v)), `"'`)
 	}
 	if len(got) != 2 || got["name"] != name || got["value"] != value {
-		return hunk{}, fmt.Errorf("%w: the list item at line %d is not name %s, value %q", ErrChanged, start, name, value)
+		return hunk{}, fmt.Errorf("%w: the list item at line %d is not name %s, value %q", ErrUnsupported, start, name, value)
 	}
 	return hunk{start: start - 1, n: stop - start + 1}, nil
 }

@@ -34,9 +34,14 @@ func TestReplaceValue(t *testing.T) {
 			want: "ARGS=\"--x=p:1 --pod-infra-container-image=q:2\"\n"},
 		{name: "flag and value apart", in: "ExecStart=/bin/d --pod-infra-container-image p:1 \\\n", line: 1, flag: "--pod-infra-container-image", old: "p:1", value: "q:2",
 			want: "ExecStart=/bin/d --pod-infra-container-image q:2 \\\n"},
-		{name: "a longer value is not it", in: "x = \"p:1.1\"\n", line: 1, old: "p:1", value: "q", err: ErrChanged},
+		{name: "a longer value is not it", in: "x = \"p:1.1\"\n", line: 1, old: "p:1", value: "q", err: ErrUnsupported},
 		{name: "line out of the file", in: "x = 1\n", line: 3, old: "p", value: "q", err: ErrChanged},
-		{name: "no flag", in: "x = \"p:1\"\n", line: 1, flag: "--f", old: "p:1", value: "q", err: ErrChanged},
+		{name: "the flag on a continuation line", in: "ExecStart=/bin/d \\\n  --pod-infra-container-image=p:1 \\\n  --x\n", line: 1, flag: "--pod-infra-container-image", old: "p:1", value: "q:2",
+			want: "ExecStart=/bin/d \\\n  --pod-infra-container-image=q:2 \\\n  --x\n"},
+		{name: "the flag twice", in: "X=\"--pod-infra-container-image=p:1 --a --pod-infra-container-image 'p:1'\"\n", line: 1, flag: "--pod-infra-container-image", old: "p:1", value: "q:2",
+			want: "X=\"--pod-infra-container-image=q:2 --a --pod-infra-container-image 'q:2'\"\n"},
+		{name: "an escaped string", in: "sandbox = \"registry.k8s.io\\u002Fpause:3.10\"\n", line: 1, old: "registry.k8s.io/pause:3.10", value: "q", err: ErrUnsupported},
+		{name: "no flag", in: "x = \"p:1\"\n", line: 1, flag: "--f", old: "p:1", value: "q", err: ErrUnsupported},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := edit(t, tc.in, func(tx *text) (hunk, error) { return tx.replaceValue(tc.line, tc.flag, tc.old, tc.value) })
@@ -67,8 +72,21 @@ func TestRemoveFlag(t *testing.T) {
 			want: "ExecStart=/d \\\n  --x\n"},
 		{name: "the last continuation line", in: "[Service]\nExecStart=/d --a \\\n  --pod-infra-container-image=p:1\nRestart=always\n", line: 3, value: "p:1",
 			want: "[Service]\nExecStart=/d --a\nRestart=always\n"},
-		{name: "another value", in: "X=--pod-infra-container-image=p:11\n", line: 1, value: "p:1", err: ErrChanged},
-		{name: "a longer flag", in: "X=--pod-infra-container-image-x=p:1\n", line: 1, value: "p:1", err: ErrChanged},
+		{name: "continued environment value, flag first", in: "KUBELET_EXTRA_ARGS=--pod-infra-container-image=p:1 \\\n  --node-ip=10.0.0.7\n", line: 1, value: "p:1",
+			want: "KUBELET_EXTRA_ARGS=\\\n  --node-ip=10.0.0.7\n"},
+		{name: "continued environment value, flag last", in: "# x\nKUBELET_EXTRA_ARGS=\"--node-ip=10.0.0.7 \\\n  --pod-infra-container-image=p:1\"\n", line: 2, value: "p:1",
+			want: "# x\nKUBELET_EXTRA_ARGS=\"--node-ip=10.0.0.7 \\\n  \"\n"},
+		{name: "the first line of a continued command", in: "ExecStart=/d \\\n  --pod-infra-container-image p:1 \\\n  --x\nRestart=always\n", line: 1, value: "p:1",
+			want: "ExecStart=/d \\\n  --x\nRestart=always\n"},
+		{name: "twice, another value first", in: "X=\"--pod-infra-container-image=p:0 --a --pod-infra-container-image=p:1\"\n", line: 1, value: "p:1",
+			want: "X=\"--a\"\n"},
+		{name: "twice over lines", in: "ExecStart=/d --pod-infra-container-image=p:1 \\\n  --pod-infra-container-image p:1\n", line: 2, value: "p:1",
+			want: "ExecStart=/d\n"},
+		{name: "the value on the next line", in: "ExecStart=/d --pod-infra-container-image \\\n  p:1\n", line: 1, value: "p:1", err: ErrUnsupported},
+		{name: "a quoted value", in: "X=--pod-infra-container-image=\"p:1\"\n", line: 1, value: "p:1", err: ErrUnsupported},
+		{name: "line out of the file", in: "X=1\n", line: 2, value: "p:1", err: ErrChanged},
+		{name: "another value", in: "X=--pod-infra-container-image=p:11\n", line: 1, value: "p:1", err: ErrUnsupported},
+		{name: "a longer flag", in: "X=--pod-infra-container-image-x=p:1\n", line: 1, value: "p:1", err: ErrUnsupported},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := edit(t, tc.in, func(tx *text) (hunk, error) { return tx.removeFlag(tc.line, f, tc.value) })
@@ -98,8 +116,18 @@ func TestRemoveYAMLArg(t *testing.T) {
 		{name: "v1beta3 map", line: 3,
 			in:   "nodeRegistration:\n  kubeletExtraArgs:\n    pod-infra-container-image: 'p:1' # old\n    node-ip: 10.0.0.7\n",
 			want: "nodeRegistration:\n  kubeletExtraArgs:\n    node-ip: 10.0.0.7\n"},
-		{name: "another value", line: 2, in: "kubeletExtraArgs:\n  pod-infra-container-image: p:2\n", err: ErrChanged},
-		{name: "an item with more keys", line: 2, in: "kubeletExtraArgs:\n- name: pod-infra-container-image\n  value: p:1\n  extra: x\n", err: ErrChanged},
+		{name: "another value", line: 2, in: "kubeletExtraArgs:\n  pod-infra-container-image: p:2\n", err: ErrUnsupported},
+		{name: "an item with more keys", line: 2, in: "kubeletExtraArgs:\n- name: pod-infra-container-image\n  value: p:1\n  extra: x\n", err: ErrUnsupported},
+		{name: "a flow map item", line: 3,
+			in:   "kubeletExtraArgs:\n- {name: node-ip, value: 10.0.0.7}\n- {name: pod-infra-container-image, value: \"p:1\"} # old\ntaints: []\n",
+			want: "kubeletExtraArgs:\n- {name: node-ip, value: 10.0.0.7}\ntaints: []\n"},
+		{name: "a flow map item with an anchor", line: 2, in: "kubeletExtraArgs:\n- {name: pod-infra-container-image, value: &p p:1}\n", err: ErrUnsupported},
+		{name: "a flow map item with more keys", line: 2, in: "kubeletExtraArgs:\n- {name: pod-infra-container-image, value: p:1, x: y}\n", err: ErrUnsupported},
+		{name: "a flow map", line: 2, in: "nodeRegistration:\n  kubeletExtraArgs: {node-ip: 10.0.0.7, pod-infra-container-image: p:1}\n", err: ErrUnsupported},
+		{name: "a flow sequence", line: 2, in: "nodeRegistration:\n  kubeletExtraArgs: [{name: pod-infra-container-image, value: p:1}]\n", err: ErrUnsupported},
+		{name: "an alias", line: 3, in: "x: &p p:1\nkubeletExtraArgs:\n  pod-infra-container-image: *p\n", err: ErrUnsupported},
+		{name: "an escaped string", line: 2, in: "kubeletExtraArgs:\n  pod-infra-container-image: \"p\\x3a1\"\n", err: ErrUnsupported},
+		{name: "line out of the file", line: 9, in: "kubeletExtraArgs:\n", err: ErrChanged},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := tc.line

@@ -919,11 +919,11 @@ func (r *resolver) compare(k Note, a, b Candidate, msg string) bool {
 // checks the flag in kubeadm's kubeletExtraArgs, which kubeadm writes into
 // kubeadm-flags.env at its next init or join (cmd/kubeadm/app/phases/kubelet/flags.go WriteKubeletDynamicEnvFile @v1.35.0).
 func (r *resolver) checkKubelet() {
-	var extra *config.Found
+	var extra []config.Found
 	if r.kubeadm != nil {
-		extra = r.kubeadm.KubeletSandboxArg
+		extra = r.kubeadm.KubeletSandboxArgs
 	}
-	if (r.kubelet == nil || len(r.kubelet.SandboxArgs) == 0) && extra == nil {
+	if (r.kubelet == nil || len(r.kubelet.SandboxArgs) == 0) && len(extra) == 0 {
 		return
 	}
 	var kv version
@@ -953,13 +953,15 @@ func (r *resolver) checkKubelet() {
 	if r.kubelet != nil && len(r.kubelet.SandboxArgs) > 0 {
 		defer r.noteKubeadmKeepsFlag(r.kubelet.SandboxArgs[len(r.kubelet.SandboxArgs)-1].Origin())
 	} else {
-		defer r.noteKubeadmKeepsFlag(extra.Origin())
+		defer r.noteKubeadmKeepsFlag(extra[len(extra)-1].Origin())
 	}
-	if extra != nil {
-		// After the command line's findings: the fix names first the flag
-		// that stops the kubelet now.
-		defer r.kubeadmExtraArg(*extra, kubeletVer, rejects, rejected)
-	}
+	// After the command line's findings: the fix names first the flag
+	// that stops the kubelet now. Each document's, each its own line.
+	defer func() {
+		for _, e := range extra {
+			r.kubeadmExtraArg(e, kubeletVer, rejects, rejected)
+		}
+	}()
 	if r.kubelet == nil || len(r.kubelet.SandboxArgs) == 0 {
 		return
 	}

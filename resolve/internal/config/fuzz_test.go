@@ -193,7 +193,9 @@ func FuzzKubeadmConfig(f *testing.F) {
 		}
 		if cfg != nil {
 			checkFound(t, cfg.ImageRepository, data)
-			checkFound(t, cfg.KubeletSandboxArg, data)
+			for _, a := range cfg.KubeletSandboxArgs {
+				checkFound(t, &a, data)
+			}
 		}
 	})
 }

@@ -22,10 +22,12 @@ type Kubeadm struct {
 	ImageRepository   *Found // nil when not set
 	KubernetesVersion *Found // nil when not set
 	CRISocket         *Found // nodeRegistration.criSocket of an Init/JoinConfiguration
-	// KubeletSandboxArg is --pod-infra-container-image in the
-	// nodeRegistration.kubeletExtraArgs of an Init/JoinConfiguration: kubeadm
-	// writes those flags into kubeadm-flags.env at init, join and upgrade.
-	KubeletSandboxArg *Found
+	// KubeletSandboxArgs are every --pod-infra-container-image in the
+	// nodeRegistration.kubeletExtraArgs of an Init/JoinConfiguration, in
+	// the file's order (an InitConfiguration's and a JoinConfiguration's,
+	// each item of a v1beta4 list that names it): kubeadm writes those
+	// flags into kubeadm-flags.env at init, join and upgrade.
+	KubeletSandboxArgs []Found
 }
 
 // kubeadmDoc holds the fields read from each YAML document.
@@ -58,33 +60,43 @@ func ReadKubeadm(fsys fs.FS, name string) (*Kubeadm, error) {
 	return parseKubeadm(nodefs.NodePath(name), b)
 }
 
-// kubeletExtraArg returns the value of flag in kubeletExtraArgs, raw as
+// extraArg is one value of a flag in kubeletExtraArgs: item is its index
+// in a v1beta4 list, -1 in a v1beta3 map.
+type extraArg struct {
+	value string
+	item  int
+}
+
+// extraArgs returns the values of flag in kubeletExtraArgs, raw as
 // JSON: a map of flag names to values in v1beta3, a list of {name, value}
 // in v1beta4 (cmd/kubeadm/app/apis/kubeadm/v1beta3/types.go and
-// v1beta4/types.go NodeRegistrationOptions.KubeletExtraArgs @v1.37.2), where
-// the last item of a name wins and item is its index (-1 for a map).
-func kubeletExtraArg(apiVersion string, raw json.RawMessage, flag string) (value string, item int, ok bool, err error) {
+// v1beta4/types.go NodeRegistrationOptions.KubeletExtraArgs @v1.37.2),
+// where an item may name it more than once (the last wins).
+func extraArgs(apiVersion string, raw json.RawMessage, flag string) ([]extraArg, error) {
 	if apiVersion == "kubeadm.k8s.io/v1beta3" {
 		var m map[string]string
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return "", 0, false, fmt.Errorf("%s wants a map of flag names to values", apiVersion)
+			return nil, fmt.Errorf("%s wants a map of flag names to values", apiVersion)
 		}
-		value, ok = m[flag]
-		return value, -1, ok, nil
+		if v, ok := m[flag]; ok {
+			return []extraArg{{value: v, item: -1}}, nil
+		}
+		return nil, nil
 	}
 	var args []struct {
 		Name  string `json:"name"`
 		Value string `json:"value"`
 	}
 	if err := json.Unmarshal(raw, &args); err != nil {
-		return "", 0, false, fmt.Errorf("%s wants a list of {name, value}", apiVersion)
+		return nil, fmt.Errorf("%s wants a list of {name, value}", apiVersion)
 	}
+	var out []extraArg
 	for i, a := range args {
 		if a.Name == flag {
-			value, item, ok = a.Value, i, true
+			out = append(out, extraArg{value: a.Value, item: i})
 		}
 	}
-	return value, item, ok, nil
+	return out, nil
 }
 
 // parseKubeadm reads the kubeadm config b, the file at node path path.
@@ -158,19 +170,19 @@ func parseKubeadm(path string, b []byte) (*Kubeadm, error) {
 			}
 			if raw := d.NodeRegistration.KubeletExtraArgs; len(raw) > 0 && string(raw) != "null" {
 				const key = "nodeRegistration.kubeletExtraArgs"
-				v, item, ok, err := kubeletExtraArg(d.APIVersion, raw, KubeletSandboxFlag)
+				args, err := extraArgs(d.APIVersion, raw, KubeletSandboxFlag)
 				if err != nil {
 					return nodefs.Invalid(path, key, keyLine("nodeRegistration", "kubeletExtraArgs"), err)
 				}
-				if ok {
+				for _, a := range args {
 					line := keyLine("nodeRegistration", "kubeletExtraArgs", KubeletSandboxFlag)
-					if item >= 0 { // v1beta4: the list's item
+					if a.item >= 0 { // v1beta4: the list's item
 						line = keyLine("nodeRegistration", "kubeletExtraArgs")
-						if n := yamlfile.Key(yamlfile.Key(root, "nodeRegistration"), "kubeletExtraArgs"); n != nil && item < len(n.Content) {
-							line = yamlfile.Line(text, start+1, n.Content[item].Line)
+						if n := yamlfile.Key(yamlfile.Key(root, "nodeRegistration"), "kubeletExtraArgs"); n != nil && a.item < len(n.Content) {
+							line = yamlfile.Line(text, start+1, n.Content[a.item].Line)
 						}
 					}
-					cfg.KubeletSandboxArg = &Found{Value: v, Path: path, Line: line, Key: key, Flag: "--" + KubeletSandboxFlag}
+					cfg.KubeletSandboxArgs = append(cfg.KubeletSandboxArgs, Found{Value: a.value, Path: path, Line: line, Key: key, Flag: "--" + KubeletSandboxFlag})
 				}
 			}
 		}

@@ -18,16 +18,25 @@ func TestReadKubeadmKubeletExtraArgs(t *testing.T) {
 	tests := []struct {
 		name      string
 		content   string
-		want      string // the flag's value, "" if absent
-		wantLine  int
+		want      string   // the flag's value, "" if absent
+		wantLine  int      // its line
+		wantAll   []string // every value, when there are more than one
+		wantLines []int    // their lines
 		wantError string
 	}{
 		{
-			name: "v1beta4 list, the last item of the name wins",
+			name: "v1beta4 list, every item of the name (the last wins)",
 			content: "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n" +
 				"  - name: pod-infra-container-image\n    value: registry.k8s.io/pause:3.9\n  - name: node-ip\n    value: 10.0.0.1\n" +
 				"  - name: pod-infra-container-image\n    value: registry.k8s.io/pause:3.10\n",
-			want: "registry.k8s.io/pause:3.10", wantLine: 9,
+			want: "registry.k8s.io/pause:3.10", wantAll: []string{"registry.k8s.io/pause:3.9", "registry.k8s.io/pause:3.10"}, wantLines: []int{5, 9},
+		},
+		{
+			name: "an InitConfiguration and a JoinConfiguration",
+			content: "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n" +
+				"  - name: pod-infra-container-image\n    value: registry.k8s.io/pause:3.9\n---\n" +
+				"apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n    pod-infra-container-image: registry.k8s.io/pause:3.10\n",
+			want: "registry.k8s.io/pause:3.10", wantAll: []string{"registry.k8s.io/pause:3.9", "registry.k8s.io/pause:3.10"}, wantLines: []int{5, 12},
 		},
 		{
 			name:    "v1 list, after a ClusterConfiguration",
@@ -60,14 +69,20 @@ func TestReadKubeadmKubeletExtraArgs(t *testing.T) {
 			}
 			require.NoError(t, err)
 			if tt.want == "" {
-				assert.Nil(t, got.KubeletSandboxArg)
+				assert.Empty(t, got.KubeletSandboxArgs)
 				return
 			}
-			require.NotNil(t, got.KubeletSandboxArg)
-			assert.Equal(t, tt.want, got.KubeletSandboxArg.Value)
-			assert.Equal(t, tt.wantLine, got.KubeletSandboxArg.Line)
-			assert.Equal(t, "nodeRegistration.kubeletExtraArgs", got.KubeletSandboxArg.Key)
-			assert.Equal(t, "--pod-infra-container-image", got.KubeletSandboxArg.Flag)
+			want, lines := tt.wantAll, tt.wantLines
+			if want == nil {
+				want, lines = []string{tt.want}, []int{tt.wantLine}
+			}
+			require.Len(t, got.KubeletSandboxArgs, len(want))
+			for i, a := range got.KubeletSandboxArgs {
+				assert.Equal(t, want[i], a.Value)
+				assert.Equal(t, lines[i], a.Line)
+				assert.Equal(t, "nodeRegistration.kubeletExtraArgs", a.Key)
+				assert.Equal(t, "--pod-infra-container-image", a.Flag)
+			}
 		})
 	}
 }
