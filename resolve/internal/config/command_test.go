@@ -29,7 +29,7 @@ var commandTests = []struct {
 	{
 		name: "drop-ins in name order, a reset, a name masked",
 		files: map[string]string{
-			"usr/lib/systemd/system/u.service":          "[Service]\nExecStart=/a --x=1\n",
+			"usr/lib/systemd/system/u.service":           "[Service]\nExecStart=/a --x=1\n",
 			"usr/lib/systemd/system/u.service.d/20.conf": "[Service]\nExecStart=\nExecStart=/masked\n",
 			"etc/systemd/system/u.service.d/20.conf":     "[Service]\nExecStart=\nExecStart=/b \\\n  --x=2\n",
 			"run/systemd/system/u.service.d/10.conf":     "[Service]\nExecStart=\nExecStart=/c\n",

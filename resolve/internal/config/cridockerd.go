@@ -21,11 +21,15 @@ const (
 	criDockerdPinnedLabels = "pinned-image-labels"
 )
 
-// systemdUnitDirs lists the unit directories by precedence, highest first.
-// /lib/systemd/system is /usr/lib/systemd/system on merged-/usr systems;
-// both are read.
+// systemdUnitDirs lists the unit directories by precedence, highest first,
+// as `systemd-analyze unit-paths` lists them on Debian (Debian bug report
+// on dh_installsystemd, lists.debian.org msg1803683; the generator,
+// control and attached directories left out): /usr/local/lib/systemd/system
+// is where containerd's docs/getting-started.md (v2.4.0-beta.0) has
+// containerd.service installed. /lib/systemd/system is
+// /usr/lib/systemd/system on merged-/usr systems; both are read.
 func systemdUnitDirs() []string {
-	return []string{"etc/systemd/system", "run/systemd/system", "lib/systemd/system", "usr/lib/systemd/system"}
+	return []string{"etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/system", "lib/systemd/system", "usr/lib/systemd/system"}
 }
 
 // unitFiles returns the fs paths of unit (the first found in
