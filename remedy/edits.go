@@ -30,6 +30,11 @@ var (
 // /usr/lib, in a drop-in of /etc/systemd/system that overrides it.
 func (p *planner) editValue(f resolve.Fix) error {
 	comp := p.component(f.Path)
+	if rc := p.res.RuntimeCommand; rc != nil && rc.PauseImage != nil && rc.PauseImage.Location == f.Location {
+		err := p.editSetting(f, comp)
+		p.sandboxChange(f, comp)
+		return err
+	}
 	if isPackageUnit(f.Path) && f.Key == "ExecStart" {
 		return p.overrideExecStart(f, comp, func(cmd string) (string, bool) {
 			t := splitText([]byte(cmd))
@@ -97,7 +102,7 @@ func (p *planner) addSandbox(f resolve.Fix) error {
 	rt := resolve.Component(p.res.Runtime)
 	switch rt {
 	case "containerd":
-		np := "/etc/containerd/config.toml"
+		np := p.containerdConfigPath()
 		fl, err := p.open(np, rt)
 		if errors.Is(err, fs.ErrNotExist) {
 			fl, err = p.create(np, rt)
@@ -123,7 +128,12 @@ func (p *planner) addSandbox(f resolve.Fix) error {
 		}
 		fl.change(f.Answers, loc, h, f.Message)
 	case "cri-o":
-		np, err := p.lastDropIn("/etc/crio/crio.conf.d", "99-sandboxpin.conf")
+		dir := p.crioDropInDir()
+		if dir == "" {
+			p.manual(f)
+			return nil
+		}
+		np, err := p.lastDropIn(dir, "99-sandboxpin.conf")
 		if err != nil {
 			return err
 		}
@@ -290,7 +300,8 @@ func (p *planner) addFlag(f resolve.Fix) error {
 // isPackageUnit reports a systemd unit file a package owns, which an
 // upgrade of the package overwrites.
 func isPackageUnit(np string) bool {
-	return strings.HasPrefix(np, "/lib/systemd/system/") || strings.HasPrefix(np, "/usr/lib/systemd/system/")
+	return strings.HasPrefix(np, "/lib/systemd/system/") || strings.HasPrefix(np, "/usr/lib/systemd/system/") ||
+		strings.HasPrefix(np, "/usr/local/lib/systemd/system/") // an install script's (RKE2's, containerd's getting-started)
 }
 
 // generated returns "k3s" or "rke2" for the containerd config that k3s or
@@ -351,6 +362,9 @@ func (p *planner) editGenerated(f resolve.Fix) error {
 		p.manual(resolve.Fix{Answers: f.Answers, Location: resolve.Location{Path: tp}, Message: fmt.Sprintf(
 			"%s writes %s from its template %s, which does not state %s: make it write %s (its .NodeConfig.AgentConfig.PauseImage is %s's pause-image)", prog, f.Path, tp, f.From, f.To, prog)})
 		return nil
+	}
+	if ok, err := p.editPauseFlag(f, prog); ok || err != nil {
+		return err
 	}
 	np, err := p.lastDropIn("/etc/rancher/"+prog+"/config.yaml.d", "90-sandboxpin.yaml")
 	if err != nil {

@@ -1,0 +1,131 @@
+package remedy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/sandboxpin/sandboxpin/resolve"
+)
+
+// The places the runtime's command line may move (resolve's
+// Result.RuntimeCommand): the plan adds a setting where the runtime reads
+// it, not where it would read it without the command line.
+
+// containerdConfigPath is the node path of the config containerd reads:
+// the file its command line's --config names, else the default.
+func (p *planner) containerdConfigPath() string {
+	if rc := p.res.RuntimeCommand; rc != nil && rc.Config != nil && strings.HasPrefix(rc.Config.Value, "/") {
+		return path.Clean(rc.Config.Value)
+	}
+	return "/etc/containerd/config.toml"
+}
+
+// crioDropInDir is the node path of the drop-in directory CRI-O reads:
+// the one its command line's --config-dir names, else the default; "" when
+// that names none (an empty --config-dir).
+func (p *planner) crioDropInDir() string {
+	if rc := p.res.RuntimeCommand; rc != nil && rc.ConfigDir != nil {
+		if !strings.HasPrefix(rc.ConfigDir.Value, "/") {
+			return ""
+		}
+		return path.Clean(rc.ConfigDir.Value)
+	}
+	return "/etc/crio/crio.conf.d"
+}
+
+// editPauseFlag changes k3s's or RKE2's --pause-image, from which they
+// write the containerd config f names at every start, to f.To where the
+// command line states it (resolve's RuntimeCommand.PauseImage): the line
+// of a unit under /etc or of an environment file in place, a packaged
+// unit's ExecStart through a drop-in. It reports false when the command
+// line sets no --pause-image (the config files then decide).
+func (p *planner) editPauseFlag(f resolve.Fix, prog string) (bool, error) {
+	rc := p.res.RuntimeCommand
+	if rc == nil || rc.PauseImage == nil {
+		return false, nil
+	}
+	s := rc.PauseImage
+	at := resolve.Fix{Answers: f.Answers, Location: s.Location, From: s.Value, To: f.To,
+		Message: fmt.Sprintf("%s writes %s from its --pause-image at %s at every start: set it to %s", prog, f.Path, s.Origin(), f.To)}
+	if s.Value == f.To {
+		return true, nil
+	}
+	return true, p.editSetting(at, "containerd")
+}
+
+// editSetting writes f.To in place of f.From at a setting of a command
+// line, f's place: in a packaged unit (under /lib, /usr/lib or
+// /usr/local/lib) an ExecStart= through editValue's drop-in, an
+// Environment= through a drop-in that assigns the variable again; any other
+// file in place. A value it cannot change exactly is a step for a person.
+func (p *planner) editSetting(f resolve.Fix, comp resolve.Component) error {
+	if isPackageUnit(f.Path) && f.Key != "ExecStart" {
+		return p.overrideEnvironment(f, comp)
+	}
+	if isPackageUnit(f.Path) {
+		return p.overrideExecStart(f, comp, func(cmd string) (string, bool) {
+			t := splitText([]byte(cmd))
+			for i := range t.lines {
+				if h, err := t.replaceValue(i+1, f.Flag, f.From, f.To); err == nil {
+					t.lines[i] = strings.Join(h.repl, "")
+					return strings.Join(t.lines, ""), true
+				}
+			}
+			return "", false
+		})
+	}
+	fl, err := p.open(f.Path, comp)
+	if err != nil {
+		return err
+	}
+	h, err := fl.t.replaceValue(f.Line, f.Flag, f.From, f.To)
+	if errors.Is(err, ErrChanged) && f.Flag != "" {
+		// The flag on one line of a continued command, its value on the next.
+		h, err = fl.t.replaceValue(f.Line, "", f.From, f.To)
+	}
+	if err != nil {
+		p.manual(resolve.Fix{Answers: f.Answers, Location: f.Location, Message: fmt.Sprintf("%s: %s (%v)", f.Where(), f.Message, err)})
+		return nil //nolint:nilerr // not editable exactly: by hand
+	}
+	fl.change(f.Answers, f.Location, h, f.Message)
+	return nil
+}
+
+// overrideEnvironment assigns the variable f.Key anew, its value with
+// f.From replaced by f.To, in a drop-in of /etc/systemd/system for the
+// packaged unit at f.Path (an Environment= in a later file overrides an
+// earlier one's, systemd.exec(5)).
+func (p *planner) overrideEnvironment(f resolve.Fix, comp resolve.Component) error {
+	unit := path.Base(f.Path)
+	if strings.HasSuffix(path.Dir(f.Path), ".d") {
+		unit = strings.TrimSuffix(path.Base(path.Dir(f.Path)), ".d")
+	}
+	b, err := fs.ReadFile(p.root, strings.TrimPrefix(f.Path, "/"))
+	if err != nil {
+		return err
+	}
+	t := splitText(b)
+	line, _ := t.body(f.Line)
+	v := ""
+	for _, w := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "Environment=")) {
+		if k, val, ok := strings.Cut(strings.Trim(w, `"'`), "="); ok && k == f.Key {
+			v = val
+		}
+	}
+	if f.Line < 1 || f.Line > len(t.lines) || !strings.Contains(v, f.From) || strings.ContainsAny(v, `"'\ `) {
+		p.manual(resolve.Fix{Answers: f.Answers, Location: f.Location, Message: fmt.Sprintf("%s: %s", f.Where(), f.Message)})
+		return nil
+	}
+	np := "/etc/systemd/system/" + unit + ".d/90-sandboxpin.conf"
+	fl, err := p.create(np, comp)
+	if err != nil {
+		return err
+	}
+	fl.change(f.Answers, resolve.Location{Key: f.Key}, hunk{repl: []string{
+		"# Written by sandboxpin fix: " + f.Key + " of " + f.Path + ", which its package owns.\n",
+		"[Service]\n", "Environment=" + f.Key + "=" + strings.Replace(v, f.From, f.To, 1) + "\n"}}, f.Message)
+	return nil
+}
