@@ -36,12 +36,13 @@ func (p *planner) crioDropInDir() string {
 	return "/etc/crio/crio.conf.d"
 }
 
-// editPauseFlag changes k3s's or RKE2's --pause-image, from which they
-// write the containerd config f names at every start, to f.To where the
-// command line states it (resolve's RuntimeCommand.PauseImage): the line
-// of a unit under /etc or of an environment file in place, a packaged
-// unit's ExecStart through a drop-in. It reports false when the command
-// line sets no --pause-image (the config files then decide).
+// editPauseFlag changes k3s's or RKE2's pause-image, from which they
+// write the containerd config f names at every start, to f.To where it is
+// stated (resolve's RuntimeCommand.PauseImage: the command line's
+// --pause-image, else config.yaml or a config.yaml.d file): the line of a
+// unit under /etc, of an environment file or of a config file in place, a
+// packaged unit's ExecStart through a drop-in. It reports false when
+// nothing states it (k3s's built-in default).
 func (p *planner) editPauseFlag(f resolve.Fix, prog string) (bool, error) {
 	rc := p.res.RuntimeCommand
 	if rc == nil || rc.PauseImage == nil {
@@ -49,7 +50,7 @@ func (p *planner) editPauseFlag(f resolve.Fix, prog string) (bool, error) {
 	}
 	s := rc.PauseImage
 	at := resolve.Fix{Answers: f.Answers, Location: s.Location, From: s.Value, To: f.To,
-		Message: fmt.Sprintf("%s writes %s from its --pause-image at %s at every start: set it to %s", prog, f.Path, s.Origin(), f.To)}
+		Message: fmt.Sprintf("%s writes %s from its pause-image at %s at every start: set it to %s", prog, f.Path, s.Origin(), f.To)}
 	if s.Value == f.To {
 		return true, nil
 	}

@@ -51,6 +51,29 @@ var cmdlineTests = []struct {
 		wantSteps: []resolve.Action{resolve.ActionPull, resolve.ActionRestart},
 	},
 	{
+		name: "k3s pause-image in config.yaml",
+		files: map[string]string{
+			"/etc/systemd/system/k3s.service": "[Service]\nExecStart=/usr/local/bin/k3s server\n",
+			"/etc/rancher/k3s/config.yaml":    "write-kubeconfig-mode: \"0644\"\npause-image: \"rancher/mirrored-pause:3.6\"\n",
+			k3sConfig:                         "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"rancher/mirrored-pause:3.6\"\n",
+		},
+		opts:      resolve.Options{RuntimeVersion: "2.4.2"},
+		answers:   resolve.KindContainerdShortNeverPinned,
+		wantEdits: []string{k3sConfig, "/etc/rancher/k3s/config.yaml"},
+		wantSteps: []resolve.Action{resolve.ActionPull, resolve.ActionRestart},
+	},
+	{
+		name: "k3s with no pause-image anywhere",
+		files: map[string]string{
+			"/etc/systemd/system/k3s.service": "[Service]\nExecStart=/usr/local/bin/k3s server\n",
+			k3sConfig:                         "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"rancher/mirrored-pause:3.6\"\n",
+		},
+		opts:      resolve.Options{RuntimeVersion: "2.4.2"},
+		answers:   resolve.KindContainerdShortNeverPinned,
+		wantEdits: []string{k3sConfig, "/etc/rancher/k3s/config.yaml.d/90-sandboxpin.yaml"},
+		wantSteps: []resolve.Action{resolve.ActionPull, resolve.ActionRestart},
+	},
+	{
 		name: "containerd --config /etc/containerd/custom.toml",
 		files: map[string]string{
 			"/usr/lib/systemd/system/containerd.service":           "[Service]\nExecStart=/usr/bin/containerd\n",

@@ -322,6 +322,9 @@ func generated(np string) string {
 //   - a user template beside it (config-v3.toml.tmpl, else
 //     config.toml.tmpl: the first found replaces the built-in template
 //     whole) that states the value: in place there;
+//   - else their pause-image where it is stated (editPauseFlag): the
+//     command line's --pause-image, which wins over every config file, else
+//     the config.yaml or config.yaml.d file that sets it;
 //   - else the pause-image setting, in a config.yaml.d drop-in that sorts
 //     after the others (later files win, key by key).
 //

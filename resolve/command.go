@@ -29,8 +29,9 @@ type RuntimeCommand struct {
 	ConfigDir *Setting `json:"configDir,omitempty"`
 	// PauseImage is CRI-O's --pause-image (or CONTAINER_PAUSE_IMAGE),
 	// which overrides every file's pause_image, or k3s's or RKE2's
-	// --pause-image, from which they write their containerd config at
-	// every start; nil when the command line sets none.
+	// --pause-image (else the pause-image of their config.yaml and
+	// config.yaml.d), from which they write their containerd config at
+	// every start; nil when none sets it.
 	PauseImage *Setting `json:"pauseImage,omitempty"`
 }
 
@@ -93,7 +94,7 @@ func (r *resolver) commandSettings() {
 			prog := map[string]string{"k3s": "k3s", "RKE2": "rke2"}[r.ctr.Flavor]
 			flag := r.add(candidateOf(*f, SourceContainerdConfig, RoleRuntimeUses))
 			if r.fileCand != nil && r.compare(r.rt(KindRuntimeNotRestarted, flag.Origin), flag, *r.fileCand,
-				"--pause-image="+f.Value+" at "+flag.Origin+" is what "+prog+" writes into "+r.fileCand.Origin+" at its next start, "+
+				"pause-image "+f.Value+" at "+f.Where()+" is what "+prog+" writes into "+r.fileCand.Origin+" at its next start, "+
 					"which holds "+r.fileCand.Image+": "+prog+" was not restarted since; restart it, or change the value at "+flag.Origin) {
 				r.offerConflict(rankOther, Fix{Action: ActionRestart, Component: r.runtime})
 			}

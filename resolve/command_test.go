@@ -100,6 +100,33 @@ var commandNodeTests = []struct {
 		wantImage: "registry.example/pause:3.10", wantOrigin: "/" + k3sGenerated + ":3",
 		wantKinds: []Kind{KindRuntimeNotRestarted},
 	},
+	{
+		name: "k3s config.yaml.d over config.yaml",
+		files: map[string]string{
+			"etc/systemd/system/k3s.service":             "[Service]\nExecStart=/usr/local/bin/k3s server\n",
+			"etc/rancher/k3s/config.yaml":                "write-kubeconfig-mode: \"0644\"\npause-image: registry.example/pause:3.9\n",
+			"etc/rancher/k3s/config.yaml.d/10-pause.yml": "# site\npause-image: \"registry.example/pause:3.10\"\n",
+			"etc/rancher/k3s/config.yaml.d/20-note.txt":  "pause-image: ignored/pause:1\n",
+			k3sGenerated: "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.example/pause:3.10\"\n",
+		},
+		wantImage: "registry.example/pause:3.10", wantOrigin: "/" + k3sGenerated + ":3",
+		wantCmd: &RuntimeCommand{PauseImage: &Setting{Value: "registry.example/pause:3.10",
+			Location: Location{Path: "/etc/rancher/k3s/config.yaml.d/10-pause.yml", Line: 2, Key: "pause-image"}}},
+		wantNot: []Kind{KindRuntimeNotRestarted},
+	},
+	{
+		name: "RKE2_CONFIG_FILE names the config",
+		files: map[string]string{
+			"usr/local/lib/systemd/system/rke2-server.service": "[Service]\nEnvironmentFile=-/usr/local/lib/systemd/system/rke2-server.env\nExecStart=/usr/local/bin/rke2 server\n",
+			"usr/local/lib/systemd/system/rke2-server.env":     "RKE2_CONFIG_FILE=/etc/rke2.yaml\n",
+			"etc/rke2.yaml": "pause-image: registry.example/pause:3.10.1\n",
+			"var/lib/rancher/rke2/agent/etc/containerd/config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.example/pause:3.10\"\n",
+		},
+		wantImage: "registry.example/pause:3.10", wantOrigin: "/var/lib/rancher/rke2/agent/etc/containerd/config.toml:3",
+		wantCmd: &RuntimeCommand{PauseImage: &Setting{Value: "registry.example/pause:3.10.1",
+			Location: Location{Path: "/etc/rke2.yaml", Line: 1, Key: "pause-image"}}},
+		wantKinds: []Kind{KindRuntimeNotRestarted},
+	},
 }
 
 func TestRuntimeCommand(t *testing.T) {

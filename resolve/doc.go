@@ -49,8 +49,11 @@
 //     CONTAINER_CONFIG_DIR, CONTAINER_PAUSE_IMAGE in the unit's environment,
 //     such as /etc/sysconfig/crio) replace its main file, its drop-in
 //     directory and every file's pause_image; k3s's and RKE2's --pause-image
-//     is what they write into their containerd config at their next start
-//     (a config that differs says they were not restarted). Result.RuntimeCommand
+//     (else the pause-image key of /etc/rancher/{k3s,rke2}/config.yaml, or of
+//     the file $K3S_CONFIG_FILE, $RKE2_CONFIG_FILE or --config names, then of
+//     its .d directory's *.yaml and *.yml files by name) is what they write
+//     into their containerd config at their next start (a config that
+//     differs says they were not restarted). Result.RuntimeCommand
 //     says which of these the command line sets, and where.
 //   - containerd ([SourceContainerdConfig]): /etc/containerd/config.toml (or
 //     what --config names), or the
