@@ -88,17 +88,26 @@ func (p *planner) editSetting(f resolve.Fix, comp resolve.Component) error {
 		h, err = fl.t.replaceValue(f.Line, "", f.From, f.To)
 	}
 	if err != nil {
-		p.manual(resolve.Fix{Answers: f.Answers, Location: f.Location, Message: fmt.Sprintf("%s: %s (%v)", f.Where(), f.Message, err)})
+		p.byHand(f)
 		return nil //nolint:nilerr // not editable exactly: by hand
 	}
 	fl.change(f.Answers, f.Location, h, f.Message)
+	p.sandboxChange(f, comp)
 	return nil
+}
+
+// byHand records f as a step for a person, naming the file and line.
+func (p *planner) byHand(f resolve.Fix) {
+	p.manual(resolve.Fix{Answers: f.Answers, Location: f.Location, Message: fmt.Sprintf(
+		"%s: %s; the value is not written there as it is used (quoted, escaped or split), so it cannot be changed exactly: change it by hand",
+		f.Where(), f.Message)})
 }
 
 // overrideEnvironment assigns the variable f.Key anew, its value with
 // f.From replaced by f.To, in a drop-in of /etc/systemd/system for the
-// packaged unit at f.Path (an Environment= in a later file overrides an
-// earlier one's, systemd.exec(5)).
+// packaged unit at f.Path, named to sort after its other drop-ins there
+// (an Environment= in a later file overrides an earlier one's,
+// systemd.exec(5)).
 func (p *planner) overrideEnvironment(f resolve.Fix, comp resolve.Component) error {
 	unit := path.Base(f.Path)
 	if strings.HasSuffix(path.Dir(f.Path), ".d") {
@@ -109,18 +118,23 @@ func (p *planner) overrideEnvironment(f resolve.Fix, comp resolve.Component) err
 		return err
 	}
 	t := splitText(b)
-	line, _ := t.body(f.Line)
 	v := ""
-	for _, w := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "Environment=")) {
-		if k, val, ok := strings.Cut(strings.Trim(w, `"'`), "="); ok && k == f.Key {
-			v = val
+	if f.Line >= 1 && f.Line <= len(t.lines) {
+		line, _ := t.body(f.Line)
+		for _, w := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "Environment=")) {
+			if k, val, ok := strings.Cut(strings.Trim(w, `"'`), "="); ok && k == f.Key {
+				v = val
+			}
 		}
 	}
-	if f.Line < 1 || f.Line > len(t.lines) || !strings.Contains(v, f.From) || strings.ContainsAny(v, `"'\ `) {
-		p.manual(resolve.Fix{Answers: f.Answers, Location: f.Location, Message: fmt.Sprintf("%s: %s", f.Where(), f.Message)})
+	if v == "" || !strings.Contains(v, f.From) || strings.ContainsAny(v, `"'\ `) {
+		p.byHand(f)
 		return nil
 	}
-	np := "/etc/systemd/system/" + unit + ".d/90-sandboxpin.conf"
+	np, err := p.lastDropIn("/etc/systemd/system/"+unit+".d", "90-sandboxpin.conf")
+	if err != nil {
+		return err
+	}
 	fl, err := p.create(np, comp)
 	if err != nil {
 		return err
@@ -128,5 +142,6 @@ func (p *planner) overrideEnvironment(f resolve.Fix, comp resolve.Component) err
 	fl.change(f.Answers, resolve.Location{Key: f.Key}, hunk{repl: []string{
 		"# Written by sandboxpin fix: " + f.Key + " of " + f.Path + ", which its package owns.\n",
 		"[Service]\n", "Environment=" + f.Key + "=" + strings.Replace(v, f.From, f.To, 1) + "\n"}}, f.Message)
+	p.sandboxChange(f, comp)
 	return nil
 }

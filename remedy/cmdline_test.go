@@ -26,7 +26,21 @@ var cmdlineTests = []struct {
 	answers   resolve.Kind      // the finding the plan answers
 	wantEdits []string          // the files the plan edits, in order
 	wantSteps []resolve.Action  // the plan's steps, in order
+	// wantManual is the place a step for a person must name, when the
+	// value cannot be edited exactly (the plan is then not applied).
+	wantManual string
 }{
+	{
+		name: "CRI-O --pause-image written with an escape",
+		files: map[string]string{
+			"/usr/lib/systemd/system/crio.service": "[Service]\nEnvironmentFile=/etc/sysconfig/crio\nExecStart=/usr/bin/crio --pause-image=${IMG}\n",
+			"/etc/sysconfig/crio":                  "IMG=registry.k8s.io/pause\\:3.10\n",
+		},
+		opts:       resolve.Options{RuntimeVersion: "1.33.2", KubeadmVersion: "v1.34.1"},
+		answers:    resolve.KindKubeadmDiffers,
+		wantSteps:  []resolve.Action{resolve.ActionEdit},
+		wantManual: "/etc/sysconfig/crio:1",
+	},
 	{
 		name: "k3s --pause-image in its unit",
 		files: map[string]string{
@@ -166,6 +180,13 @@ func TestCommandLineNodes(t *testing.T) {
 				steps = append(steps, s.Action)
 			}
 			assert.Equal(t, tt.wantSteps, steps, "plan:\n%s", render(p))
+			if tt.wantManual != "" {
+				i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Action == resolve.ActionEdit })
+				require.GreaterOrEqual(t, i, 0)
+				assert.Contains(t, p.Steps[i].Message, tt.wantManual)
+				assert.True(t, p.Remains())
+				return
+			}
 
 			require.NoError(t, Verify(ctx, p, opts, nil))
 			require.NoError(t, Apply(ctx, p, dir, ApplyOptions{}))

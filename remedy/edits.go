@@ -31,9 +31,7 @@ var (
 func (p *planner) editValue(f resolve.Fix) error {
 	comp := p.component(f.Path)
 	if rc := p.res.RuntimeCommand; rc != nil && rc.PauseImage != nil && rc.PauseImage.Location == f.Location {
-		err := p.editSetting(f, comp)
-		p.sandboxChange(f, comp)
-		return err
+		return p.editSetting(f, comp)
 	}
 	if isPackageUnit(f.Path) && f.Key == "ExecStart" {
 		return p.overrideExecStart(f, comp, func(cmd string) (string, bool) {
