@@ -65,6 +65,17 @@ var cmdlineTests = []struct {
 		wantSteps: []resolve.Action{resolve.ActionPull, resolve.ActionRestart},
 	},
 	{
+		name: "cri-dockerd's flag from its environment file",
+		files: map[string]string{
+			"/usr/lib/systemd/system/cri-docker.service": "[Service]\nEnvironmentFile=-/etc/default/cri-docker\nExecStart=/usr/bin/cri-dockerd --container-runtime-endpoint fd:// --pod-infra-container-image=${PAUSE}\n",
+			"/etc/default/cri-docker":                    "# the sandbox image\nPAUSE=registry.k8s.io/pause:3.9\n",
+		},
+		opts:      resolve.Options{RuntimeVersion: "0.3.17", KubeadmVersion: "v1.34.1"},
+		answers:   resolve.KindKubeadmDiffers,
+		wantEdits: []string{"/etc/default/cri-docker"},
+		wantSteps: []resolve.Action{resolve.ActionPull, resolve.ActionRestart},
+	},
+	{
 		name: "k3s pause-image in config.yaml",
 		files: map[string]string{
 			"/etc/systemd/system/k3s.service": "[Service]\nExecStart=/usr/local/bin/k3s server\n",

@@ -28,7 +28,8 @@ type RuntimeCommand struct {
 	// /etc/crio/crio.conf.d; nil when the command line names none.
 	ConfigDir *Setting `json:"configDir,omitempty"`
 	// PauseImage is CRI-O's --pause-image (or CONTAINER_PAUSE_IMAGE),
-	// which overrides every file's pause_image, or k3s's or RKE2's
+	// which overrides every file's pause_image, cri-dockerd's
+	// --pod-infra-container-image, or k3s's or RKE2's
 	// --pause-image (else the pause-image of their config.yaml and
 	// config.yaml.d), from which they write their containerd config at
 	// every start; nil when none sets it.
@@ -99,6 +100,8 @@ func (r *resolver) commandSettings() {
 				r.offerConflict(rankOther, Fix{Action: ActionRestart, Component: r.runtime})
 			}
 		}
+	case r.runtime == runtimeCRIDockerd && r.crid != nil:
+		rc.PauseImage = settingOf(r.crid.PauseImage)
 	case r.runtime == runtimeCRIO && r.crio != nil:
 		rc.Config, rc.ConfigDir, rc.PauseImage = settingOf(r.crio.Config), settingOf(r.crio.ConfigDir), settingOf(r.crio.PauseFlag)
 		if p, f := r.crio.FilePause, r.crio.PauseFlag; p != nil && f != nil && f.Value != "" && p.Value != f.Value {

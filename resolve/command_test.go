@@ -80,6 +80,28 @@ var commandNodeTests = []struct {
 		},
 	},
 	{
+		name: "CRI-O --config names its main file",
+		files: map[string]string{
+			"lib/systemd/system/crio.service": "[Service]\nExecStart=/usr/bin/crio -c /etc/crio/site.conf\n",
+			"etc/crio/crio.conf":              "[crio.image]\npause_image = \"registry.k8s.io/pause:3.6\"\n",
+			"etc/crio/site.conf":              "[crio.image]\npause_image = \"registry.k8s.io/pause:3.10\"\n",
+		},
+		opts:       Options{RuntimeVersion: "1.33.2"},
+		wantImage:  "registry.k8s.io/pause:3.10",
+		wantOrigin: "/etc/crio/site.conf:2",
+		wantCmd: &RuntimeCommand{Config: &Setting{Value: "/etc/crio/site.conf",
+			Location: Location{Path: "/lib/systemd/system/crio.service", Line: 2, Key: "ExecStart", Flag: "-c"}}},
+	},
+	{
+		name: "CRI-O --config naming no file",
+		files: map[string]string{
+			"lib/systemd/system/crio.service": "[Service]\nExecStart=/usr/bin/crio --config=/etc/crio/gone.conf\n",
+		},
+		opts:      Options{RuntimeVersion: "1.33.2"},
+		wantImage: "registry.k8s.io/pause:3.10", wantOrigin: "default of cri-o 1.33.2",
+		wantKinds: []Kind{KindConfigMistake},
+	},
+	{
 		name: "k3s --pause-image as written in its config",
 		files: map[string]string{
 			"etc/systemd/system/k3s.service": "[Service]\nExecStart=/usr/local/bin/k3s \\\n    server \\\n\t'--pause-image' \\\n\t'registry.example/pause:3.10' \\\n",
