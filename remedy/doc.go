@@ -3,12 +3,18 @@
 // [For] plans, from a [resolve.Result] (and the [audit.Verdict], when the
 // runtime's images are known), the file edits and the steps that answer
 // each fix: the sandbox image at the key the node's runtime reads for its
-// version and config version (containerd's sandbox_image in version 1 and
-// 2 files, pinned_images.sandbox in version 3 and 4, a key the version
-// ignores moved there; CRI-O's pause_image where the last drop-in sets it,
-// else in a new drop-in that sorts last; cri-dockerd's
-// --pod-infra-container-image through a drop-in of /etc/systemd/system,
-// never the package's unit); --pod-infra-container-image removed from the
+// version and config version, in the files its command line names
+// ([resolve.Result.RuntimeCommand]: containerd's sandbox_image in version
+// 1 and 2 files, pinned_images.sandbox in version 3 and 4, a key the
+// version ignores moved there, in the file --config names; CRI-O's
+// --pause-image where it is written, else its pause_image where the last
+// drop-in sets it, else in a new drop-in that sorts last in its
+// --config-dir; cri-dockerd's --pod-infra-container-image where its unit's
+// environment file states it, else through a drop-in of
+// /etc/systemd/system, never the package's unit; k3s's and RKE2's
+// pause-image where their command line or config files state it); a value
+// not written there as it is used (quoted, escaped) is a step for a person
+// that names its file and line; --pod-infra-container-image removed from the
 // kubelet's kubeadm-flags.env, its unit drop-ins' Environment= and
 // ExecStart=, and kubeadm's nodeRegistration.kubeletExtraArgs. Each edit
 // changes only the bytes of its value or line: comments, order, quoting,

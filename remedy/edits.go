@@ -31,6 +31,9 @@ var (
 // /usr/lib, in a drop-in of /etc/systemd/system that overrides it.
 func (p *planner) editValue(f resolve.Fix) error {
 	comp := p.component(f.Path)
+	if rc := p.res.RuntimeCommand; rc != nil && rc.PauseImage != nil && rc.PauseImage.Location == f.Location {
+		return p.editSetting(f, comp)
+	}
 	if isPackageUnit(f.Path) && f.Key == "ExecStart" {
 		return p.overrideExecStart(f, comp, func(t *text) (hunk, error) { return t.replaceValue(1, f.Flag, f.From, f.To) })
 	}
@@ -95,7 +98,7 @@ func (p *planner) addSandbox(f resolve.Fix) error {
 	rt := resolve.Component(p.res.Runtime)
 	switch rt {
 	case "containerd":
-		np := "/etc/containerd/config.toml"
+		np := p.containerdConfigPath()
 		fl, err := p.open(np, rt)
 		if errors.Is(err, fs.ErrNotExist) {
 			fl, err = p.create(np, rt)
@@ -127,7 +130,12 @@ func (p *planner) addSandbox(f resolve.Fix) error {
 		}
 		fl.change(f.Answers, loc, h, f.Message).To = f.To
 	case "cri-o":
-		np, err := p.lastDropIn("/etc/crio/crio.conf.d", "99-sandboxpin.conf")
+		dir := p.crioDropInDir()
+		if dir == "" {
+			p.manual(f)
+			return nil
+		}
+		np, err := p.lastDropIn(dir, "99-sandboxpin.conf")
 		if err != nil {
 			return err
 		}
@@ -143,8 +151,10 @@ func (p *planner) addSandbox(f resolve.Fix) error {
 			p.manual(f)
 			return nil //nolint:nilerr // no unit to override: by hand
 		}
-		return p.overrideExecStart(resolve.Fix{Answers: f.Answers, Location: resolve.Location{Path: unit.path, Key: "ExecStart"}, To: f.To, Message: f.Message}, rt,
-			appendToCommand("--pod-infra-container-image="+f.To))
+		if err := p.overrideExecStart(resolve.Fix{Answers: f.Answers, Location: resolve.Location{Path: unit.path, Key: "ExecStart"}, To: f.To, Message: f.Message}, rt,
+			appendToCommand("--pod-infra-container-image="+f.To)); err != nil {
+			return err
+		}
 	default:
 		p.manual(f)
 		return nil
@@ -280,7 +290,8 @@ func (p *planner) addFlag(f resolve.Fix) error {
 // isPackageUnit reports a systemd unit file a package owns, which an
 // upgrade of the package overwrites.
 func isPackageUnit(np string) bool {
-	return strings.HasPrefix(np, "/lib/systemd/system/") || strings.HasPrefix(np, "/usr/lib/systemd/system/")
+	return strings.HasPrefix(np, "/lib/systemd/system/") || strings.HasPrefix(np, "/usr/lib/systemd/system/") ||
+		strings.HasPrefix(np, "/usr/local/lib/systemd/system/") // an install script's (RKE2's, containerd's getting-started)
 }
 
 // generated returns "k3s" or "rke2" for the containerd config that k3s or
@@ -301,6 +312,9 @@ func generated(np string) string {
 //   - a user template beside it (config-v3.toml.tmpl, else
 //     config.toml.tmpl: the first found replaces the built-in template
 //     whole) that states the value: in place there;
+//   - else their pause-image where it is stated (editPauseFlag): the
+//     command line's --pause-image, which wins over every config file, else
+//     the config.yaml or config.yaml.d file that sets it;
 //   - else the pause-image setting, in a config.yaml.d drop-in that sorts
 //     after the others (later files win, key by key).
 //
@@ -341,6 +355,9 @@ func (p *planner) editGenerated(f resolve.Fix) error {
 		p.manual(resolve.Fix{Answers: f.Answers, Location: resolve.Location{Path: tp}, Message: fmt.Sprintf(
 			"%s writes %s from its template %s, which does not state %s: make it write %s (its .NodeConfig.AgentConfig.PauseImage is %s's pause-image)", prog, f.Path, tp, f.From, f.To, prog)})
 		return nil
+	}
+	if ok, err := p.editPauseFlag(f, prog); ok || err != nil {
+		return err
 	}
 	np, err := p.lastDropIn("/etc/rancher/"+prog+"/config.yaml.d", "90-sandboxpin.yaml")
 	if err != nil {

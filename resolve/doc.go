@@ -35,7 +35,28 @@
 // malformed one is a [*ConfigError] naming the file, line and key, wrapping
 // [ErrInvalidConfig].
 //
-//   - containerd ([SourceContainerdConfig]): /etc/containerd/config.toml, or the
+//   - the runtime's command line: what systemd runs for its unit
+//     (containerd.service, crio.service, cri-docker.service, k3s.service or
+//     k3s-agent.service, rke2-server.service or rke2-agent.service): the unit
+//     file first found in /etc, /run, /usr/local/lib, /lib and /usr/lib
+//     systemd/system, its UNIT.d/*.conf drop-ins from all of them by file
+//     name (a name in a higher directory masks the same name in a lower one),
+//     the last ExecStart= after an empty one resets, Environment= and then
+//     EnvironmentFile= assignments ("-" prefix: optional) expanded as systemd
+//     expands $NAME (split into words) and ${NAME} (in place). containerd's
+//     --config (-c) names the file read instead of /etc/containerd/config.toml;
+//     CRI-O's --config, --config-dir and --pause-image (or CONTAINER_CONFIG,
+//     CONTAINER_CONFIG_DIR, CONTAINER_PAUSE_IMAGE in the unit's environment,
+//     such as /etc/sysconfig/crio) replace its main file, its drop-in
+//     directory and every file's pause_image; k3s's and RKE2's --pause-image
+//     (else the pause-image key of /etc/rancher/{k3s,rke2}/config.yaml, or of
+//     the file $K3S_CONFIG_FILE, $RKE2_CONFIG_FILE or --config names, then of
+//     its .d directory's *.yaml and *.yml files by name) is what they write
+//     into their containerd config at their next start (a config that
+//     differs says they were not restarted). Result.RuntimeCommand
+//     says which of these the command line sets, and where.
+//   - containerd ([SourceContainerdConfig]): /etc/containerd/config.toml (or
+//     what --config names), or the
 //     configs k3s and RKE2 generate under
 //     /var/lib/rancher/{k3s,rke2}/agent/etc/containerd/config.toml (preferred
 //     when present: their kubelet uses that containerd). Version 1 reads
@@ -79,12 +100,9 @@
 //     applies (CRI-O before 1.28.0 pins nothing, 1.28.x only an image's first
 //     name). Pins then holds pause_image and pinned_images as written, for
 //     [pin.CRIOCompat].
-//   - cri-dockerd ([SourceCRIDockerdFlags]): --pod-infra-container-image in the
-//     ExecStart of cri-docker.service (the first of /etc, /run, /lib and
-//     /usr/lib systemd/system) and its cri-docker.service.d/*.conf drop-ins
-//     (all directories, by file name; an empty ExecStart= resets; the last
-//     ExecStart wins; backslash continuations, quotes and escapes as systemd reads
-//     them: package unitfile).
+//   - cri-dockerd ([SourceCRIDockerdFlags]): --pod-infra-container-image on
+//     the command line of cri-docker.service (above; backslash continuations,
+//     quotes and escapes as systemd reads them: package unitfile).
 //   - kubelet ([SourceKubeletFlags]): KUBELET_KUBEADM_ARGS in
 //     /var/lib/kubelet/kubeadm-flags.env, then KUBELET_EXTRA_ARGS in
 //     /etc/default/kubelet and /etc/sysconfig/kubelet (systemd
@@ -330,8 +348,10 @@
 //     containerd. A file that is no Go executable, or that the reader
 //     fails on, is a note that names it. Binaries do not count against the
 //     16 MiB of the node's files.
-//   - cri-dockerd's unit and the kubelet's environment files are read in
+//   - the runtimes' units and the kubelet's environment files are read in
 //     linear time, with at most 4096 words in one ExecStart or flags
-//     variable, 256 ExecStart= lines in a unit with its drop-ins and 1024
-//     variables in one environment file.
+//     variable (and in the command line a unit's environment expands to),
+//     256 ExecStart= lines and 64 EnvironmentFile= lines in a unit with its
+//     drop-ins, and 1024 variables in one environment file (or in a unit's
+//     whole environment).
 package resolve

@@ -204,6 +204,10 @@ type Result struct {
 	// read back from its JSON compares as the one Resolve returned. An
 	// empty, non-nil slice means no aliases at all (JSON "aliases": []).
 	AliasRules []reference.Alias `json:"aliases,omitzero"`
+	// RuntimeCommand is what the runtime's command line says about its
+	// configuration (a config file, a drop-in directory, a pause image),
+	// nil when it says nothing of it.
+	RuntimeCommand *RuntimeCommand `json:"runtimeCommand,omitempty"`
 	// SupportAsOf is the day end of life was judged on: Options.Today's
 	// date, or when it was zero the day the support table was read
 	// (KindEndOfLife notes say which).
@@ -376,14 +380,8 @@ func candidateOf(f config.Found, src Source, role Role) Candidate {
 // nodefs.Budget): a limit passed or a cancellation is returned even when a
 // reader took it for an absent file.
 func (r *resolver) read(b *nodefs.Budget) error {
-	for _, loc := range config.ContainerdLocations() {
-		c, err := config.ReadContainerd(b.Source(), loc.Path, loc.Flavor)
-		if err := b.First(err); err != nil {
-			return err
-		}
-		if c != nil {
-			r.ctrs = append(r.ctrs, c)
-		}
+	if err := r.readContainerdConfigs(b); err != nil {
+		return err
 	}
 	var err error
 	r.crio, err = config.ReadCRIO(b.Source())
@@ -520,6 +518,7 @@ func (r *resolver) rereadContainerd(root fs.FS) error {
 	if err != nil || c == nil {
 		return err
 	}
+	c.ConfigFlag, c.PauseFlag = r.ctr.ConfigFlag, r.ctr.PauseFlag
 	for i := range r.ctrs {
 		if r.ctrs[i] == r.ctr {
 			r.ctrs[i] = c
@@ -671,6 +670,7 @@ func (r *resolver) runtimeImage() {
 	r.res.SandboxImage, r.res.Winner = r.winner.Image, r.winner
 	r.exactPinCheck()
 	r.checkFrozen()
+	r.commandSettings()
 }
 
 // exactPinCheck notes what the runtime's version means for pinning the

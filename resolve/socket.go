@@ -14,7 +14,8 @@ import (
 // names it; "" when no containerd config exists, every one disables CRI, or
 // none sets the address (containerd then listens on its default,
 // /run/containerd/containerd.sock). Configs are looked for where Resolve
-// looks (RKE2, k3s, then /etc/containerd/config.toml) with their imports.
+// looks (RKE2, k3s, then the file containerd.service's --config names, else
+// /etc/containerd/config.toml) with their imports.
 //
 // The address is [grpc] address in config versions 1–3 and
 // [plugins."io.containerd.server.v1.grpc"] address in version 4, which
@@ -29,7 +30,11 @@ func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
 	// The same limits as Resolve: a hostile root cannot block or exhaust
 	// memory here either.
 	b := nodefs.NewBudget(context.Background(), fsys)
-	for _, loc := range config.ContainerdLocations() {
+	locs, err := config.ContainerdLocationsOn(b.Source())
+	if err := b.First(err); err != nil {
+		return "", "", err
+	}
+	for _, loc := range locs {
 		c, err := config.ReadContainerd(b.Source(), loc.Path, loc.Flavor)
 		if err := b.First(err); err != nil {
 			return "", "", err

@@ -54,16 +54,48 @@ const maxImports = 256
 type ContainerdLocation struct {
 	Path   string // fs path
 	Flavor string // "" for a plain containerd, "k3s", "RKE2"
+	From   *Found // the --config on containerd's command line that names Path; nil for the default
 }
+
+// containerdUnit is containerd's systemd unit, as containerd's
+// repository (containerd.service) and the distributions' packages name it.
+const containerdUnit = "containerd.service"
+
+// ContainerdLocationsOn is ContainerdLocations on the node fsys: the
+// plain containerd's config is the file containerd.service's command line
+// names with --config or -c (ReadCommand), else the default. containerd
+// reads only that file (cmd/containerd/command/main.go: the "config"
+// flag, alias "c", default /etc/containerd/config.toml; read at v1.7.34
+// and v2.4.0-beta.0, the nearest tags in the mirror to v1.7.35 and
+// v2.4.2); urfave/cli parses flags with Go's flag package, which takes
+// -config as --config. A config path that is not absolute is read from
+// the root, containerd's working directory unless the unit says
+// otherwise.
+func ContainerdLocationsOn(fsys fs.FS) ([]ContainerdLocation, error) {
+	locs := ContainerdLocations()
+	c, err := ReadCommand(fsys, containerdUnit)
+	if err != nil {
+		return nil, err
+	}
+	if f := c.Flag(containerdConfigFlags()...); f != nil {
+		if name, ok := nodefs.FSPath(f.Value); ok && name != "." {
+			locs[len(locs)-1] = ContainerdLocation{Path: name, From: f}
+		}
+	}
+	return locs, nil
+}
+
+// containerdConfigFlags are the spellings of containerd's config flag.
+func containerdConfigFlags() []string { return []string{"--config", "-config", "-c", "--c"} }
 
 // ContainerdLocations lists, in order of preference when several exist,
 // where containerd configs live: RKE2 and k3s run their own containerd and
 // generate its config, and their kubelet uses it.
 func ContainerdLocations() []ContainerdLocation {
 	return []ContainerdLocation{
-		{"var/lib/rancher/rke2/agent/etc/containerd/config.toml", "RKE2"},
-		{"var/lib/rancher/k3s/agent/etc/containerd/config.toml", "k3s"},
-		{"etc/containerd/config.toml", ""},
+		{Path: "var/lib/rancher/rke2/agent/etc/containerd/config.toml", Flavor: "RKE2"},
+		{Path: "var/lib/rancher/k3s/agent/etc/containerd/config.toml", Flavor: "k3s"},
+		{Path: "etc/containerd/config.toml"},
 	}
 }
 
@@ -87,6 +119,11 @@ type Containerd struct {
 	Disabled *Found        // the disabled_plugins entry that turns CRI off, if any
 	Socket   *Found        // the gRPC socket's address; nil when no file sets it
 	Loader   Loader        // LoaderPre23 or Loader23: whose loading was modelled
+	// ConfigFlag is the --config on containerd's command line that names
+	// Path (ContainerdLocationsOn), nil for the default; PauseFlag is
+	// k3s's or RKE2's --pause-image (ReadK3sPauseImage), from which they
+	// write Sandbox at every start. The caller sets both.
+	ConfigFlag, PauseFlag *Found
 	// PausePullOff lists the runtime handlers whose disable_pause_image_pull
 	// is true (version 3 and 4 files), by handler name: containerd 2.4 and
 	// later then do not pull the sandbox image for their pods.

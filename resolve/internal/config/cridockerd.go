@@ -21,11 +21,15 @@ const (
 	criDockerdPinnedLabels = "pinned-image-labels"
 )
 
-// systemdUnitDirs lists the unit directories by precedence, highest first.
-// /lib/systemd/system is /usr/lib/systemd/system on merged-/usr systems;
-// both are read.
+// systemdUnitDirs lists the unit directories by precedence, highest first,
+// as `systemd-analyze unit-paths` lists them on Debian (Debian bug report
+// on dh_installsystemd, lists.debian.org msg1803683; the generator,
+// control and attached directories left out): /usr/local/lib/systemd/system
+// is where containerd's docs/getting-started.md (v2.4.0-beta.0) has
+// containerd.service installed. /lib/systemd/system is
+// /usr/lib/systemd/system on merged-/usr systems; both are read.
 func systemdUnitDirs() []string {
-	return []string{"etc/systemd/system", "run/systemd/system", "lib/systemd/system", "usr/lib/systemd/system"}
+	return []string{"etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/system", "lib/systemd/system", "usr/lib/systemd/system"}
 }
 
 // unitFiles returns the fs paths of unit (the first found in
@@ -80,58 +84,20 @@ type CRIDockerd struct {
 	Notes                           []string
 }
 
-// ReadCRIDockerd reads cri-docker.service (the first found in
-// systemdUnitDirs) and its cri-docker.service.d/*.conf drop-ins (from all
-// directories, ordered by file name, a name in a higher directory masking the
-// same name in a lower one), as systemd does. In [Service], an empty
-// "ExecStart=" clears the commands before it; the last ExecStart wins. It
-// returns nil, nil when no unit file exists.
+// ReadCRIDockerd reads the command line systemd runs for
+// cri-docker.service (ReadCommand: the unit, its drop-ins and its
+// environment). It returns nil, nil when no unit file exists.
 func ReadCRIDockerd(fsys fs.FS) (*CRIDockerd, error) {
-	files, err := unitFiles(fsys, criDockerdUnit)
-	if err != nil || files == nil {
+	c, err := ReadCommand(fsys, criDockerdUnit)
+	if err != nil || c == nil {
 		return nil, err
 	}
-	cfg := &CRIDockerd{}
-	var execs []execStart
-	seen := 0 // ExecStart= lines so far, resets included
-	for _, name := range files {
-		b, err := nodefs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			continue
-		}
-		cfg.Files = append(cfg.Files, nodefs.NodePath(name))
-		if execs, err = parseExecStarts(nodefs.NodePath(name), b, execs, &seen); err != nil {
-			return nil, err
-		}
+	cfg := &CRIDockerd{Files: c.Files, ExecStart: c.ExecStart, Notes: c.Notes}
+	if f := c.Flag("--" + criDockerdFlag); f != nil && f.Value != "" {
+		cfg.PauseImage = f
 	}
-	if len(execs) == 0 {
-		return cfg, nil
-	}
-	if len(execs) > 1 {
-		cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s: %d ExecStart= lines without a reset (an empty ExecStart=); "+
-			"systemd refuses that for a Type=simple service; the last one was read", execs[len(execs)-1].at.Path, len(execs)))
-	}
-	last := execs[len(execs)-1]
-	cfg.ExecStart = &last.at
-	if v, i, ok := flagValue(last.args, criDockerdFlag); ok {
-		at := Found{Value: v, Path: last.at.Path, Line: last.e.LineAt(last.args[i].Off), Key: "ExecStart", Flag: "--" + criDockerdFlag}
-		cfg.PauseImage = &at
-		if strings.Contains(v, "$") {
-			cfg.Notes = append(cfg.Notes, fmt.Sprintf("%s: --%s=%s uses an environment variable, which sandboxpin does not expand",
-				at.Origin(), criDockerdFlag, v))
-		}
-	}
-	for _, fl := range []struct {
-		name string
-		to   *[]Found
-	}{{criDockerdPinnedImages, &cfg.PinnedImages}, {criDockerdPinnedLabels, &cfg.PinnedImageLabels}} {
-		for _, w := range flagValues(last.args, fl.name) {
-			*fl.to = append(*fl.to, Found{Value: w.Text, Path: last.at.Path, Line: last.e.LineAt(w.Off), Key: "ExecStart", Flag: "--" + fl.name})
-		}
-	}
+	cfg.PinnedImages = c.Flags("--" + criDockerdPinnedImages)
+	cfg.PinnedImageLabels = c.Flags("--" + criDockerdPinnedLabels)
 	return cfg, nil
 }
 
@@ -213,27 +179,6 @@ func flagValue(args []unitfile.Word, name string) (string, int, bool) {
 		}
 	}
 	return val, at, ok
-}
-
-// flagValues returns the value of every --name=value and --name value in
-// args before a "--", in order, each with the word that holds it.
-func flagValues(args []unitfile.Word, name string) []unitfile.Word {
-	var vals []unitfile.Word
-	long := "--" + name
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a.Text == "--":
-			return vals
-		case strings.HasPrefix(a.Text, long+"="):
-			a.Text = a.Text[len(long)+1:]
-			vals = append(vals, a)
-		case a.Text == long && i+1 < len(args):
-			vals = append(vals, args[i+1])
-			i++
-		}
-	}
-	return vals
 }
 
 // ExecPath returns the fs path of the executable an ExecStart= value names

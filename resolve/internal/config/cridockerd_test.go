@@ -72,7 +72,18 @@ func TestReadCRIDockerd(t *testing.T) {
 		{
 			name:      "environment variable",
 			files:     map[string]string{unitLib: "[Service]\nExecStart=/a --pod-infra-container-image=${PAUSE}\n"},
-			wantImage: "${PAUSE}", wantOrigin: "/lib/systemd/system/cri-docker.service:2", wantFiles: 1, wantNotes: 1,
+			wantFiles: 1, wantNotes: 1,
+		},
+		{
+			name: "variable from an environment file",
+			files: map[string]string{unitLib: "[Service]\nEnvironment=PAUSE=a/p:1\nEnvironmentFile=-/etc/default/cri-docker\nExecStart=/a --pod-infra-container-image=${PAUSE}\n",
+				"etc/default/cri-docker": "# x\nPAUSE=\"b/p:2\"\n"},
+			wantImage: "b/p:2", wantOrigin: "/etc/default/cri-docker:2", wantFiles: 2,
+		},
+		{
+			name:      "flags from a split variable",
+			files:     map[string]string{unitLib: "[Service]\nEnvironment=\"OPTS=--network-plugin=cni --pod-infra-container-image c/p:3\"\nExecStart=/a $OPTS\n"},
+			wantImage: "c/p:3", wantOrigin: "/lib/systemd/system/cri-docker.service:2", wantFiles: 1,
 		},
 	}
 	for _, tt := range tests {

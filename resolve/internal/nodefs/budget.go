@@ -139,6 +139,13 @@ func (s *Source) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	defer f.Close()
 	dir, ok := f.(fs.ReadDirFile)
+	if rd, isRD := s.b.fsys.(fs.ReadDirFS); !ok && isRD {
+		// A directory file that cannot list itself in a file system that
+		// lists directories (remedy's overlay, for a directory only its
+		// plan adds): one listing, bounded after the fact.
+		dir = &listedDir{fsys: rd, name: name}
+		ok = true
+	}
 	if !ok {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not implemented")}
 	}
@@ -265,4 +272,30 @@ func (b *Budget) First(err error) error {
 		return berr
 	}
 	return err
+}
+
+// listedDir is a directory listed whole by its fs.ReadDirFS, in one call
+// of ReadDir whatever its n.
+type listedDir struct {
+	fsys fs.ReadDirFS
+	name string
+	done bool
+}
+
+func (d *listedDir) Stat() (fs.FileInfo, error) { return fs.Stat(d.fsys, d.name) }
+func (d *listedDir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.name, Err: errors.New("is a directory")}
+}
+func (d *listedDir) Close() error { return nil }
+
+func (d *listedDir) ReadDir(int) ([]fs.DirEntry, error) {
+	if d.done {
+		return nil, io.EOF
+	}
+	d.done = true
+	list, err := d.fsys.ReadDir(d.name)
+	if err != nil {
+		return nil, err
+	}
+	return list, io.EOF
 }
