@@ -78,11 +78,11 @@ const (
 	SpellingAlias Spelling = "alias" // a registry alias, Docker Hub form, digest or ID
 )
 
-// UnmarshalText accepts the statuses above; any other text is an error:
-// the set is closed.
+// UnmarshalText accepts the statuses above and "" (the zero Verdict's: no
+// verdict); any other text is an error: the set is closed.
 func (s *Status) UnmarshalText(text []byte) error {
 	switch v := Status(text); v {
-	case StatusWillNotStart, StatusAbsent, StatusUnpinned, StatusNotStoredAsConfigured, StatusOK:
+	case "", StatusWillNotStart, StatusAbsent, StatusUnpinned, StatusNotStoredAsConfigured, StatusOK:
 		*s = v
 		return nil
 	}

@@ -231,6 +231,22 @@ func TestJudgeNoSandboxImage(t *testing.T) {
 	assert.EqualError(t, err, resolveErr.Error(), "Judge says what Resolve said (Result.Err)")
 }
 
+// TestZeroVerdictJSON: the zero Verdict decodes from its own JSON and
+// encodes to the same JSON again (before issue 52: `audit: unknown status
+// ""`).
+func TestZeroVerdictJSON(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(Verdict{})
+	require.NoError(t, err)
+	var back Verdict
+	require.NoError(t, json.Unmarshal(b, &back))
+	again, err := json.Marshal(back)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(b), string(again))
+	assert.Equal(t, Status(""), back.Status)
+	assert.False(t, back.Protected())
+}
+
 // TestStatusSpellingText: the closed sets refuse text outside them.
 func TestStatusSpellingText(t *testing.T) {
 	t.Parallel()
@@ -241,7 +257,8 @@ func TestStatusSpellingText(t *testing.T) {
 	}
 	var st Status
 	assert.Error(t, json.Unmarshal([]byte(`"fine"`), &st))
-	assert.Error(t, json.Unmarshal([]byte(`""`), &st))
+	require.NoError(t, json.Unmarshal([]byte(`""`), &st), `"" is the zero Status (issue 52)`)
+	assert.Equal(t, Status(""), st)
 	var sp Spelling
 	assert.NoError(t, json.Unmarshal([]byte(`"case"`), &sp))
 	assert.Equal(t, SpellingCase, sp)
