@@ -49,8 +49,9 @@ var (
 	ErrClosed = errors.New("shim closed")
 )
 
-// Options configures a [Shim]. A zero field means "not given"; Listen,
-// RuntimeEndpoint, and Node or Loader (not both) are required.
+// Options configures a [Shim]. A zero field means "not given"; Listen or
+// Listener (not both), RuntimeEndpoint, and Node or Loader (not both) are
+// required.
 type Options struct {
 	// Listen is the shim's socket, unix:///path or /path. The shim makes
 	// it (a stale socket that nothing answers on is replaced), gives it
@@ -130,8 +131,8 @@ type Shim struct {
 // the image calls Unavailable and loads the rules once the runtime
 // answers. A node configuration that does not resolve is an error. Errors
 // about o wrap [ErrInvalidOptions]; an address it cannot listen on,
-// [ErrListen] (and [ErrInUse]); a Loader that fails to give rules,
-// [ErrLoader] beside its own error.
+// [ErrListen] (and [ErrInUse]); a Loader that returns no matcher and no
+// error, or panics, [ErrLoader].
 func New(ctx context.Context, o Options) (s *Shim, err error) {
 	if o.Listener != nil {
 		defer func() {
