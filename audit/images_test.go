@@ -42,6 +42,29 @@ var badImages = []struct {
 	{name: "a tag not a string", in: `{"images": [{"id": "sha256:1", "repoTags": [1]}]}`, wantOffset: 45, wantField: "images.repoTags", wantMsg: "cannot unmarshal number"},
 	{name: "a null image", in: `{"images": [{"id": "sha256:1"}, null]}`, wantField: "images[1]", wantMsg: "a null image"},
 	{name: "empty", in: ``, wantMsg: "unexpected end of JSON input"},
+	// Keys as crictl writes them, no duplicates (issue 52: encoding/json took
+	// {"Images": ...}, kept the last of two keys and read an image with
+	// "repo_tags" as one without names).
+	{name: "Images", in: `{"Images": []}`, wantOffset: 1, wantField: "Images", wantMsg: `key "Images": crictl writes "images"`},
+	{name: "repo_tags", in: `{"images": [{"id": "sha256:1", "repo_tags": ["pause:3.10"]}]}`, wantOffset: 31, wantField: "images[0].repo_tags", wantMsg: `crictl writes "repoTags"`},
+	{name: "RepoDigests", in: `{"images": [{"id": "1"}, {"RepoDigests": []}]}`, wantOffset: 26, wantField: "images[1].RepoDigests", wantMsg: `crictl writes "repoDigests"`},
+	{name: "ID", in: `{"images": [{"ID": "1"}]}`, wantOffset: 13, wantField: "images[0].ID", wantMsg: `crictl writes "id"`},
+	{name: "folded s", in: `{"imageſ": []}`, wantOffset: 1, wantField: "imageſ", wantMsg: `crictl writes "images"`},
+	{name: "duplicate images", in: `{"images": [], "images": [{"id": "1"}]}`, wantOffset: 15, wantField: "images", wantMsg: `duplicate key "images"`},
+	{name: "duplicate pinned", in: `{"images": [{"pinned": true, "pinned": false}]}`, wantOffset: 29, wantField: "images[0].pinned", wantMsg: `duplicate key "pinned"`},
+	{name: "duplicate deep", in: `{"images": [{"spec": {"annotations": {"a": "1", "a": "2"}}}]}`, wantOffset: 48, wantField: "images[0].spec.annotations.a", wantMsg: `duplicate key "a"`},
+}
+
+// TestReadImagesUnknownKeys: keys crictl does not write and that spell none
+// of its names are ignored, as a newer crictl may add some.
+func TestReadImagesUnknownKeys(t *testing.T) {
+	t.Parallel()
+	in := `{"images": [{"id": "sha256:1", "repoTags": ["pause:3.10"], "size": "1", "uid": null, "username": "",` +
+		` "spec": {"image": "x", "annotations": {"repo_tags": "1"}}, "pinned": true, "newField": [{"id": 2}]}], "next": {"Images": 1}}`
+	images, err := ReadImages(strings.NewReader(in))
+	require.NoError(t, err)
+	require.Len(t, images, 1)
+	assert.Equal(t, &ListedImage{ID: "sha256:1", RepoTags: []string{"pause:3.10"}, Pinned: true}, images[0])
 }
 
 func TestReadImagesErrors(t *testing.T) {

@@ -78,11 +78,11 @@ const (
 	SpellingAlias Spelling = "alias" // a registry alias, Docker Hub form, digest or ID
 )
 
-// UnmarshalText accepts the statuses above; any other text is an error:
-// the set is closed.
+// UnmarshalText accepts the statuses above and "" (the zero Verdict's: no
+// verdict); any other text is an error: the set is closed.
 func (s *Status) UnmarshalText(text []byte) error {
 	switch v := Status(text); v {
-	case StatusWillNotStart, StatusAbsent, StatusUnpinned, StatusNotStoredAsConfigured, StatusOK:
+	case "", StatusWillNotStart, StatusAbsent, StatusUnpinned, StatusNotStoredAsConfigured, StatusOK:
 		*s = v
 		return nil
 	}
@@ -288,6 +288,11 @@ func (v *Verdict) judge(res *resolve.Result, sandbox Image) {
 	s := &v.Sandbox
 	var fixes []resolve.Fix // the verdict's own
 	switch {
+	case !s.Present && invalidReference(res, v.SandboxImage):
+		// No name to pull: the result's invalid-reference conflict is
+		// the finding, with the file and line to correct, and its fix
+		// (urgency stops) makes the status StatusWillNotStart below.
+		v.Status = StatusAbsent
 	case !s.Present:
 		v.Status = StatusAbsent
 		v.find(resolve.KindSandboxAbsent, "the sandbox image %s (%s) is not in the runtime's image store: pods cannot start offline; "+
@@ -348,6 +353,14 @@ func (v *Verdict) judge(res *resolve.Result, sandbox Image) {
 		}
 	}
 	v.resultFindings(res)
+}
+
+// invalidReference reports whether res holds image as not a valid
+// reference (a conflict of KindInvalidReference).
+func invalidReference(res *resolve.Result, image string) bool {
+	return slices.ContainsFunc(res.Conflicts, func(c resolve.Conflict) bool {
+		return c.Kind == resolve.KindInvalidReference && c.A.Image == image
+	})
 }
 
 // resultFixes returns the result's fixes: Fixes, or for a Result made

@@ -182,6 +182,47 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestJudgeInvalidSandbox: a sandbox image that is no valid reference is a
+// verdict, not an error (issue 52: Judge failed on Result.Matcher and the
+// CLI printed UNKNOWN): the node will not start, the finding is the
+// conflict with its file and line, the fix is the edit there, and nothing
+// asks to pull the invalid name.
+func TestJudgeInvalidSandbox(t *testing.T) {
+	t.Parallel()
+	const bad = "Registry.K8S.io/Pause:3.10"
+	tests := []struct {
+		name   string
+		images []image // ListImages
+	}{
+		{name: "the valid spelling stored", images: []image{{id: "sha256:1", tags: []string{"registry.k8s.io/pause:3.10"}, pinned: true}}},
+		{name: "no image"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := resolveNode(t, containerd3(bad), resolve.Options{RuntimeVersion: "2.2.9"})
+			v, err := Judge(res, Observation[image]{Images: tt.images, Lookup: LookupNotFound})
+			require.NoError(t, err)
+			assert.Equal(t, StatusWillNotStart, v.Status)
+			assert.False(t, v.Sandbox.Present)
+			require.NotEmpty(t, v.Findings)
+			assert.Equal(t, resolve.KindInvalidReference, v.Findings[0].Kind)
+			assert.Equal(t, "/etc/containerd/config.toml:3", v.Findings[0].Origin)
+			require.NotNil(t, v.Fix)
+			assert.Equal(t, resolve.KindInvalidReference, v.Fix.Answers)
+			assert.Equal(t, resolve.ActionEdit, v.Fix.Action)
+			assert.Equal(t, resolve.Location{Path: "/etc/containerd/config.toml", Line: 3}, resolve.Location{Path: v.Fix.Path, Line: v.Fix.Line})
+			for _, f := range v.Findings {
+				assert.NotEqual(t, resolve.KindSandboxAbsent, f.Kind, "no pre-pull of an invalid name: %s", f.Message)
+			}
+			for _, f := range v.Fixes {
+				assert.NotEqual(t, resolve.ActionPull, f.Action, "no pull of an invalid name: %s", f.Message)
+			}
+			assert.NotContains(t, res.Prepull, bad)
+		})
+	}
+}
+
 const hex64 = "7cc4b5aefd1d0cadf8d97d4350462ba51c694ebca145b08d7d41b41acc8db5aa"
 
 // TestJudgeCounts checks the must-pin and unprotected counts and the
@@ -231,6 +272,22 @@ func TestJudgeNoSandboxImage(t *testing.T) {
 	assert.EqualError(t, err, resolveErr.Error(), "Judge says what Resolve said (Result.Err)")
 }
 
+// TestZeroVerdictJSON: the zero Verdict decodes from its own JSON and
+// encodes to the same JSON again (before issue 52: `audit: unknown status
+// ""`).
+func TestZeroVerdictJSON(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(Verdict{})
+	require.NoError(t, err)
+	var back Verdict
+	require.NoError(t, json.Unmarshal(b, &back))
+	again, err := json.Marshal(back)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(b), string(again))
+	assert.Equal(t, Status(""), back.Status)
+	assert.False(t, back.Protected())
+}
+
 // TestStatusSpellingText: the closed sets refuse text outside them.
 func TestStatusSpellingText(t *testing.T) {
 	t.Parallel()
@@ -241,7 +298,8 @@ func TestStatusSpellingText(t *testing.T) {
 	}
 	var st Status
 	assert.Error(t, json.Unmarshal([]byte(`"fine"`), &st))
-	assert.Error(t, json.Unmarshal([]byte(`""`), &st))
+	require.NoError(t, json.Unmarshal([]byte(`""`), &st), `"" is the zero Status (issue 52)`)
+	assert.Equal(t, Status(""), st)
 	var sp Spelling
 	assert.NoError(t, json.Unmarshal([]byte(`"case"`), &sp))
 	assert.Equal(t, SpellingCase, sp)

@@ -114,7 +114,9 @@
 //   - the Go and process collectors.
 //
 // Label values are bounded (known methods, 17 codes): a client sending
-// made-up method names adds no series.
+// made-up method names adds no series. A program with a Prometheus
+// registry of its own registers [Shim.Collector] on it instead (the
+// sandboxpin_shim_ metrics, without the Go and process collectors).
 //
 // # Performance
 //
@@ -128,8 +130,10 @@
 //
 // # Concurrency
 //
-// [Shim.Serve] runs once; [Shim.Reload] and [Shim.Handler] may be called
-// from any goroutine meanwhile. The zero [Options] is not valid: Listen,
-// RuntimeEndpoint, and Node or Loader (one of them) are required. [Shim.Close]
-// releases a shim that will not serve; Serve closes it as it returns.
+// [Shim.Serve] runs once (a second call returns [ErrClosed]); [Shim.Reload]
+// and [Shim.Handler] may be called from any goroutine meanwhile. The zero
+// [Options] is not valid: Listen or Listener (a socket that systemd's
+// socket activation passes in), RuntimeEndpoint, and Node or Loader (one
+// of them) are required. [Shim.Close] releases a shim that will not
+// serve; Serve closes it as it returns.
 package crishim

@@ -227,7 +227,7 @@ func shortTempDir(tb testing.TB) string {
 func startShim(tb testing.TB, runtimePath string, load loader) (*Shim, string) {
 	tb.Helper()
 	path := filepath.Join(shortTempDir(tb), "shim.sock")
-	s, err := newShim(context.Background(), path, runtimePath, load, newMetrics(), slog.New(slog.DiscardHandler))
+	s, err := newShim(context.Background(), nil, path, runtimePath, load, newMetrics(), slog.New(slog.DiscardHandler))
 	require.NoError(tb, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +86,9 @@ func TestNewErrors(t *testing.T) {
 		{name: "node with its own live runtime", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent,
 			Node: &resolve.Options{Live: liveFunc(nil)}}, wantErr: "Node.Live"},
 		{name: "negative grace", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent, Node: nodeOptions("/"), ShutdownGrace: -time.Second}, wantErr: "ShutdownGrace"},
+		// Issue 52: "cannot listen for metrics: ... missing port in address", no sentinel.
+		{name: "metrics address without port", o: Options{Listen: "/tmp/x.sock", RuntimeEndpoint: absent, Node: nodeOptions("/"), MetricsListen: "9090"}, wantErr: "MetricsListen"},
+		{name: "listen and listener", o: Options{Listen: "/tmp/x.sock", Listener: &net.UnixListener{}, RuntimeEndpoint: absent, Node: nodeOptions("/")}, wantErr: "both Listen and Listener"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -105,11 +105,32 @@ func newMetrics() *metrics {
 	for _, r := range []string{reloadOK, reloadFailed, reloadKept} {
 		m.reloads.WithLabelValues(r)
 	}
-	m.reg.MustRegister(m.calls, m.pinned, m.reloads, m.reconnects, m.rules, m.loaded,
+	m.reg.MustRegister(m,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// own returns the shim's own metrics.
+func (m *metrics) own() []prometheus.Collector {
+	return []prometheus.Collector{m.calls, m.pinned, m.reloads, m.reconnects, m.rules, m.loaded}
+}
+
+// Describe sends the descriptors of the shim's own metrics.
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.own() {
+		c.Describe(ch)
+	}
+}
+
+// Collect sends the shim's own metrics.
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.own() {
+		c.Collect(ch)
+	}
+}
+
+var _ prometheus.Collector = (*metrics)(nil)
 
 // handler serves the registry in the Prometheus text format.
 func (m *metrics) handler() http.Handler {

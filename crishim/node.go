@@ -27,7 +27,7 @@ const resolveTimeout = 10 * time.Second
 // of each matcher it returns.
 func joinLoader(load Loader, extra *pin.Matcher, met *metrics) loader {
 	return func(ctx context.Context) (*pin.Matcher, error) {
-		m, err := load(ctx)
+		m, err := callLoader(ctx, load)
 		if err != nil {
 			return nil, err
 		}
@@ -35,6 +35,22 @@ func joinLoader(load Loader, extra *pin.Matcher, met *metrics) loader {
 		met.setRules(all.Len())
 		return all, nil
 	}
+}
+
+// callLoader calls load, and returns an error wrapping ErrLoader when it
+// panics or returns neither a matcher nor an error: a shim that went on
+// would pin nothing, or crash the kubelet's runtime endpoint.
+func callLoader(ctx context.Context, load Loader) (m *pin.Matcher, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("%w: the Loader panicked: %v", ErrLoader, r)
+		}
+	}()
+	m, err = load(ctx)
+	if err == nil && m == nil {
+		return nil, fmt.Errorf("%w: the Loader returned no matcher and no error (the zero pin.Matcher pins nothing)", ErrLoader)
+	}
+	return m, err
 }
 
 // nodeLoader returns a loader that resolves the node (opts, with what the
@@ -85,19 +101,19 @@ func socketPath(endpoint string) (string, error) {
 func listenUnix(path string) (net.Listener, error) {
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("%s exists and is not a socket", path)
+			return nil, fmt.Errorf("%w: Listen %s: exists and is not a socket", ErrListen, path)
 		}
 		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 			_ = c.Close()
-			return nil, fmt.Errorf("%s: another server listens there", path)
+			return nil, fmt.Errorf("%w: %w: Listen %s: another server listens there", ErrListen, ErrInUse, path)
 		}
 		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("remove stale socket: %w", err)
+			return nil, fmt.Errorf("%w: Listen %s: remove stale socket: %w", ErrListen, path, err)
 		}
 	}
 	lis, err := net.Listen("unix", path)
 	if err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
+		return nil, listenError("Listen "+path, err)
 	}
 	return lis, nil
 }

@@ -12,8 +12,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
 	"github.com/sandboxpin/sandboxpin/criinfo/cri"
@@ -21,17 +23,48 @@ import (
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
-// ErrInvalidOptions is wrapped by the errors of [New] for [Options] that
-// cannot work: a missing or relative endpoint, a bad pattern in Pins,
-// neither Node nor Loader or both, a Node with a Live runtime of its own, a
-// negative ShutdownGrace. The error names the field.
-var ErrInvalidOptions = errors.New("invalid shim options")
+// Sentinel errors. Test with [errors.Is].
+var (
+	// ErrInvalidOptions is wrapped by the errors of [New] for [Options]
+	// that cannot work: a missing or relative endpoint, Listen and
+	// Listener both or neither, a bad pattern in Pins, neither Node nor
+	// Loader or both, a Node with a Live runtime of its own, a negative
+	// ShutdownGrace, a MetricsListen that is not host:port. The error
+	// names the field.
+	ErrInvalidOptions = errors.New("invalid shim options")
+	// ErrListen is wrapped by the errors of [New] for an address it cannot
+	// listen on (Listen or MetricsListen), beside the operating system's
+	// error.
+	ErrListen = errors.New("cannot listen")
+	// ErrInUse is wrapped beside [ErrListen] when another server holds
+	// the address: a server answers on the Listen socket, or the
+	// MetricsListen port is taken (EADDRINUSE).
+	ErrInUse = errors.New("address in use")
+	// ErrLoader is wrapped by the errors of [New] and [Shim.Reload] when
+	// the [Loader] returned a nil matcher without an error, or panicked
+	// (the panic is recovered).
+	ErrLoader = errors.New("pin rules loader failed")
+	// ErrClosed is returned by [Shim.Serve] on a shim that serves or
+	// served already (Serve runs once), or that [Shim.Close] released.
+	ErrClosed = errors.New("shim closed")
+)
 
-// Options configures a [Shim]. A zero field means "not given"; Listen,
-// RuntimeEndpoint, and Node or Loader (not both) are required.
+// Options configures a [Shim]. A zero field means "not given"; Listen or
+// Listener (not both), RuntimeEndpoint, and Node or Loader (not both) are
+// required.
 type Options struct {
-	// Listen is the shim's socket, unix:///path or /path.
+	// Listen is the shim's socket, unix:///path or /path. The shim makes
+	// it (a stale socket that nothing answers on is replaced), gives it
+	// the mode and owner of the runtime's socket, and removes it when it
+	// stops.
 	Listen string
+	// Listener, when not nil, is the socket to serve on instead of one at
+	// Listen, which must then be "": one that systemd's socket activation
+	// passes in (net.FileListener of file descriptor 3), or any listener
+	// of one's own. The shim owns it from the call to New on: it closes
+	// it when it stops or when New fails, and neither removes its file
+	// nor changes its mode or owner.
+	Listener net.Listener
 	// RuntimeEndpoint is the runtime's socket, unix:///path or /path.
 	RuntimeEndpoint string
 	// Node, when not nil, resolves the node's rules ([resolve.Result.Matcher])
@@ -64,7 +97,10 @@ type Options struct {
 }
 
 // Loader returns the rules the shim pins by. It is called from one
-// goroutine at a time; ctx bounds the load.
+// goroutine at a time; ctx bounds the load. It returns a matcher or an
+// error: a nil matcher without an error is a failed load wrapping
+// [ErrLoader] (return the zero pin.Matcher to pin nothing), and so is a
+// panic.
 type Loader func(ctx context.Context) (*pin.Matcher, error)
 
 // Shim is a transparent CRI proxy: it forwards every call to the runtime
@@ -75,7 +111,7 @@ type Shim struct {
 	upstream    *grpc.ClientConn // to the runtime
 	runtimePath string
 	lis         net.Listener
-	listenPath  string
+	listenPath  string       // the socket file the shim made; "" for Options.Listener
 	metricsLis  net.Listener // nil without Options.MetricsListen
 	load        loader
 	pins        pin.Set
@@ -83,24 +119,45 @@ type Shim struct {
 	log         *slog.Logger
 	metrics     *metrics
 	closeOnce   sync.Once
+	closed      atomic.Bool   // Close ran
+	served      atomic.Bool   // Serve ran
 	grace       time.Duration // Options.ShutdownGrace, or its default
 }
 
 // New checks o, connects to the runtime, loads the rules and listens on
 // o.Listen (and o.MetricsListen), with the mode, owner and group of the
-// runtime's socket when it exists. A runtime whose socket does not exist
-// yet is no error: the shim serves anyway, answers the image calls
-// Unavailable and loads the rules once the runtime answers. A node
-// configuration that does not resolve is an error. Errors about o wrap
-// [ErrInvalidOptions].
-func New(ctx context.Context, o Options) (*Shim, error) {
+// runtime's socket when it exists, or takes o.Listener. A runtime whose
+// socket does not exist yet is no error: the shim serves anyway, answers
+// the image calls Unavailable and loads the rules once the runtime
+// answers. A node configuration that does not resolve is an error. Errors
+// about o wrap [ErrInvalidOptions]; an address it cannot listen on,
+// [ErrListen] (and [ErrInUse]); a Loader that returns no matcher and no
+// error, or panics, [ErrLoader].
+func New(ctx context.Context, o Options) (s *Shim, err error) {
+	if o.Listener != nil {
+		defer func() {
+			if err != nil {
+				_ = o.Listener.Close()
+			}
+		}()
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	listenPath, err := socketPath(o.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("%w: Listen: %w", ErrInvalidOptions, err)
+	var listenPath string
+	switch {
+	case o.Listener != nil && o.Listen != "":
+		return nil, fmt.Errorf("%w: both Listen and Listener: give one", ErrInvalidOptions)
+	case o.Listener == nil:
+		if listenPath, err = socketPath(o.Listen); err != nil {
+			return nil, fmt.Errorf("%w: Listen: %w", ErrInvalidOptions, err)
+		}
+	}
+	if o.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(o.MetricsListen); err != nil {
+			return nil, fmt.Errorf("%w: MetricsListen: %w", ErrInvalidOptions, err)
+		}
 	}
 	runtimePath, err := socketPath(o.RuntimeEndpoint)
 	if err != nil {
@@ -127,7 +184,7 @@ func New(ctx context.Context, o Options) (*Shim, error) {
 	if o.ShutdownGrace < 0 {
 		return nil, fmt.Errorf("%w: ShutdownGrace %v: want 0 (5 s) or more", ErrInvalidOptions, o.ShutdownGrace)
 	}
-	s, err := newShim(ctx, listenPath, runtimePath, load, met, log)
+	s, err = newShim(ctx, o.Listener, listenPath, runtimePath, load, met, log)
 	if err != nil {
 		return nil, err
 	}
@@ -135,22 +192,32 @@ func New(ctx context.Context, o Options) (*Shim, error) {
 	if o.MetricsListen != "" {
 		if s.metricsLis, err = (&net.ListenConfig{}).Listen(ctx, "tcp", o.MetricsListen); err != nil {
 			_ = s.Close()
-			return nil, fmt.Errorf("cannot listen for metrics: %w", err)
+			return nil, listenError("MetricsListen "+o.MetricsListen, err)
 		}
 	}
 	return s, nil
 }
 
+// listenError is the error of New for an address what it cannot listen
+// on: it wraps ErrListen, ErrInUse when the cause is EADDRINUSE, and the
+// cause.
+func listenError(what string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w: %w: %s: %w", ErrListen, ErrInUse, what, err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrListen, what, err)
+}
+
 // newShim is New after the options: it connects to the runtime at
-// runtimePath, loads the rules with load and listens on listenPath. A
-// load that fails because the runtime's socket does not exist yet is no
-// error (see New).
-func newShim(ctx context.Context, listenPath, runtimePath string, load loader, met *metrics, log *slog.Logger) (*Shim, error) {
+// runtimePath, loads the rules with load and serves on lis, or listens on
+// listenPath when lis is nil. A load that fails because the runtime's
+// socket does not exist yet is no error (see New).
+func newShim(ctx context.Context, lis net.Listener, listenPath, runtimePath string, load loader, met *metrics, log *slog.Logger) (*Shim, error) {
 	upstream, err := dialRuntime(runtimePath)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the runtime: %w", err)
 	}
-	s := &Shim{upstream: upstream, runtimePath: runtimePath, listenPath: listenPath, load: load, log: log, metrics: met, grace: shutdownGrace}
+	s := &Shim{upstream: upstream, runtimePath: runtimePath, load: load, log: log, metrics: met, grace: shutdownGrace}
 	if err := s.Reload(ctx); err != nil {
 		if !errors.Is(err, cri.ErrNoSocket) {
 			_ = upstream.Close()
@@ -162,10 +229,15 @@ func newShim(ctx context.Context, listenPath, runtimePath string, load loader, m
 		log.Warn("the runtime is not reachable yet: serving, image calls fail with Unavailable until it is",
 			"runtime", runtimePath, "retry", retryInterval, "err", err)
 	}
+	if lis != nil {
+		s.lis = lis
+		return s, nil
+	}
 	if s.lis, err = listenUnix(listenPath); err != nil {
 		_ = upstream.Close()
-		return nil, fmt.Errorf("cannot listen: %w", err)
+		return nil, err
 	}
+	s.listenPath = listenPath
 	if err := matchSocket(listenPath, runtimePath); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("cannot listen: %w", err)
@@ -175,14 +247,22 @@ func newShim(ctx context.Context, listenPath, runtimePath string, load loader, m
 
 // Serve answers CRI calls until ctx ends, then stops: calls in flight get
 // Options.ShutdownGrace to finish. It removes the socket and releases the shim
-// when it returns; it returns nil after a clean stop.
+// when it returns; it returns nil after a clean stop. It runs once: a
+// second call, or a call after [Shim.Close], returns an error wrapping
+// [ErrClosed] at once.
 func (s *Shim) Serve(ctx context.Context) error {
+	if s.served.Swap(true) {
+		return fmt.Errorf("%w: Serve was called before (it runs once)", ErrClosed)
+	}
+	if s.closed.Load() {
+		return fmt.Errorf("%w: Close released it", ErrClosed)
+	}
 	defer func() { _ = s.Close() }()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s.log.Info("serving", "listen", s.listenPath, "runtime", s.runtimePath)
+	s.log.Info("serving", "listen", s.lis.Addr().String(), "runtime", s.runtimePath)
 	if !s.loaded.Load() {
 		wg.Go(func() { s.awaitRules(ctx, retryInterval) })
 	}
@@ -220,7 +300,7 @@ func (s *Shim) serveCRI(ctx context.Context) error {
 	go func() { served <- srv.Serve(s.lis) }()
 	select {
 	case err := <-served:
-		return fmt.Errorf("serve on %s: %w", s.listenPath, err)
+		return fmt.Errorf("serve on %s: %w", s.lis.Addr(), err)
 	case <-ctx.Done():
 	}
 	stopped := make(chan struct{})
@@ -240,7 +320,7 @@ func (s *Shim) serveCRI(ctx context.Context) error {
 	// Serve returns nil once stopped, or ErrServerStopped when the stop
 	// came first.
 	if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-		return fmt.Errorf("serve on %s: %w", s.listenPath, err)
+		return fmt.Errorf("serve on %s: %w", s.lis.Addr(), err)
 	}
 	return nil
 }
@@ -253,6 +333,12 @@ func (s *Shim) MetricsAddr() net.Addr {
 	}
 	return s.metricsLis.Addr()
 }
+
+// Collector returns the shim's own metrics (the sandboxpin_shim_ ones in
+// the package doc, without the Go and process collectors) as a
+// [prometheus.Collector], to register on a registry of one's own, such as
+// prometheus.DefaultRegisterer, instead of serving [Shim.Handler].
+func (s *Shim) Collector() prometheus.Collector { return s.metrics }
 
 // Handler returns the shim's HTTP handler: GET /metrics (Prometheus text)
 // and GET /healthz, 200 "ok" once the shim has pin rules, 503 before.
@@ -271,14 +357,18 @@ func (s *Shim) Handler() http.Handler {
 }
 
 // Close releases a shim that will not serve, or no longer does: its
-// listeners, its socket and its runtime connection. Serve calls it. It
-// returns the first error of releasing them (a socket file already gone is
-// none); a second Close returns nil.
+// listeners, its socket (a file only when it made it: not for
+// Options.Listener) and its runtime connection. Serve calls it. It returns
+// the first error of releasing them (a socket file already gone is none);
+// a second Close returns nil.
 func (s *Shim) Close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
+		s.closed.Store(true)
 		if s.lis != nil {
 			errs = append(errs, ignoreClosed(s.lis.Close()))
+		}
+		if s.listenPath != "" {
 			if err := os.Remove(s.listenPath); !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}

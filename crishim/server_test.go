@@ -2,17 +2,23 @@ package crishim
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -21,6 +27,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
+	"github.com/sandboxpin/sandboxpin/pin"
 )
 
 // serveShim runs a Shim made by New(o) until the test ends, and returns it;
@@ -191,7 +198,7 @@ func TestShutdown(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(shortTempDir(t), "shim.sock")
-			s, err := newShim(context.Background(), path, runtimePath, fixed(testMatcher(t)), newMetrics(), slog.New(slog.DiscardHandler))
+			s, err := newShim(context.Background(), nil, path, runtimePath, fixed(testMatcher(t)), newMetrics(), slog.New(slog.DiscardHandler))
 			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(context.Background())
 			served := make(chan error, 1)
@@ -226,4 +233,191 @@ func TestShutdown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loaderOf returns a Loader that returns m, err.
+func loaderOf(m *pin.Matcher, err error) Loader {
+	return func(context.Context) (*pin.Matcher, error) { return m, err }
+}
+
+// TestNewListenErrors: an address New cannot listen on is an error wrapping
+// ErrListen, and ErrInUse when another server holds it (issue 52: they
+// wrapped no sentinel).
+func TestNewListenErrors(t *testing.T) {
+	t.Parallel()
+	runtimePath := startFake(t, newFake())
+	dir := shortTempDir(t)
+	busySock := filepath.Join(dir, "busy.sock")
+	busy, err := net.Listen("unix", busySock)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = busy.Close() })
+	busyPort, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = busyPort.Close() })
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	tests := []struct {
+		name      string
+		listen    string // Options.Listen
+		metrics   string // Options.MetricsListen
+		wantInUse bool   // the error wraps ErrInUse
+		wantErrno error  // and this cause, or nil
+	}{
+		{name: "socket in use", listen: busySock, wantInUse: true},
+		{name: "not a socket", listen: file},
+		{name: "no directory", listen: filepath.Join(dir, "absent", "shim.sock"), wantErrno: syscall.ENOENT},
+		{name: "metrics port in use", metrics: busyPort.Addr().String(), wantInUse: true, wantErrno: syscall.EADDRINUSE},
+		{name: "metrics host unknown", metrics: "256.0.0.1:0"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := Options{Listen: tt.listen, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t), nil), MetricsListen: tt.metrics}
+			if o.Listen == "" {
+				o.Listen = filepath.Join(dir, fmt.Sprintf("shim%d.sock", i))
+			}
+			s, err := New(context.Background(), o)
+			assert.Nil(t, s)
+			require.ErrorIs(t, err, ErrListen)
+			assert.NotErrorIs(t, err, ErrInvalidOptions)
+			assert.Equal(t, tt.wantInUse, errors.Is(err, ErrInUse), "ErrInUse in %v", err)
+			if tt.wantErrno != nil {
+				assert.ErrorIs(t, err, tt.wantErrno)
+			}
+			if tt.metrics != "" {
+				_, serr := os.Stat(o.Listen)
+				assert.ErrorIs(t, serr, os.ErrNotExist, "the shim's socket is removed when New fails")
+			}
+		})
+	}
+}
+
+// TestLoaderFailures: a Loader that returns (nil, nil) or panics makes New
+// (and a later Reload) fail with ErrLoader, without a crash; a Reload keeps
+// the rules it had (issue 52: (nil, nil) was taken, and pinned nothing).
+func TestLoaderFailures(t *testing.T) {
+	t.Parallel()
+	runtimePath := startFake(t, newFake())
+	tests := []struct {
+		name string
+		load Loader // the failing Loader
+	}{
+		{name: "nil matcher, nil error", load: loaderOf(nil, nil)},
+		{name: "panic", load: func(context.Context) (*pin.Matcher, error) { panic("loader bug") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(shortTempDir(t), "shim.sock")
+			s, err := New(context.Background(), Options{Listen: path, RuntimeEndpoint: runtimePath, Loader: tt.load})
+			assert.Nil(t, s)
+			require.ErrorIs(t, err, ErrLoader)
+
+			var fail atomic.Bool
+			s = serveShim(t, Options{Listen: path, RuntimeEndpoint: runtimePath, Loader: func(ctx context.Context) (*pin.Matcher, error) {
+				if fail.Load() {
+					return tt.load(ctx)
+				}
+				return testMatcher(t), nil
+			}})
+			fail.Store(true)
+			require.ErrorIs(t, s.Reload(context.Background()), ErrLoader)
+			resp, err := runtimeapi.NewImageServiceClient(dial(t, path)).ListImages(testContext(t), &runtimeapi.ListImagesRequest{})
+			require.NoError(t, err)
+			assert.Equal(t, wantPinnedByTag(), pinnedByTag(resp.GetImages()), "the previous rules stay")
+		})
+	}
+}
+
+// TestServeTwice: Serve runs once; a second call, or one after Close,
+// returns ErrClosed at once and leaves a serving shim serving.
+func TestServeTwice(t *testing.T) {
+	t.Parallel()
+	runtimePath := startFake(t, newFake())
+	path := filepath.Join(shortTempDir(t), "shim.sock")
+	s := serveShim(t, Options{Listen: path, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t), nil)})
+	images := runtimeapi.NewImageServiceClient(dial(t, path))
+	_, err := images.ListImages(testContext(t), &runtimeapi.ListImagesRequest{})
+	require.NoError(t, err, "the first Serve serves")
+	require.ErrorIs(t, s.Serve(context.Background()), ErrClosed)
+	_, err = images.ListImages(testContext(t), &runtimeapi.ListImagesRequest{})
+	require.NoError(t, err, "the first Serve still serves")
+
+	closed, err := New(context.Background(), Options{Listen: filepath.Join(shortTempDir(t), "shim.sock"), RuntimeEndpoint: runtimePath,
+		Loader: loaderOf(testMatcher(t), nil)})
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+	assert.ErrorIs(t, closed.Serve(context.Background()), ErrClosed)
+}
+
+// TestListener: the shim serves on a listener it is given (systemd socket
+// activation), leaves its file and mode alone, and closes it when it stops
+// or when New fails.
+func TestListener(t *testing.T) {
+	t.Parallel()
+	runtimePath := startFake(t, newFake())
+	require.NoError(t, os.Chmod(runtimePath, 0o640)) //nolint:gosec // G302: a mode for the shim not to copy
+	path := filepath.Join(shortTempDir(t), "activated.sock")
+	lis, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	require.NoError(t, err)
+	lis.SetUnlinkOnClose(false) // as a listener of file descriptor 3 from systemd
+	require.NoError(t, os.Chmod(path, 0o600))
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := New(ctx, Options{Listener: lis, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t), nil)})
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx) }()
+	resp, err := runtimeapi.NewImageServiceClient(dial(t, path)).ListImages(testContext(t), &runtimeapi.ListImagesRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, wantPinnedByTag(), pinnedByTag(resp.GetImages()))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the given socket keeps its mode")
+	cancel()
+	require.NoError(t, <-served)
+	_, err = os.Stat(path)
+	require.NoError(t, err, "the shim does not remove a socket it did not make")
+	_, err = lis.Accept()
+	require.ErrorIs(t, err, net.ErrClosed, "the shim closes the listener when it stops")
+
+	for _, o := range []Options{
+		{Listener: mustListen(t), Listen: path, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t), nil)},
+		{Listener: mustListen(t), RuntimeEndpoint: runtimePath, Loader: loaderOf(nil, nil)},
+	} {
+		_, err := New(context.Background(), o)
+		require.Error(t, err)
+		_, err = o.Listener.Accept()
+		assert.ErrorIs(t, err, net.ErrClosed, "New closes the listener when it fails")
+	}
+}
+
+// mustListen returns a unix listener in a temporary directory.
+func mustListen(t *testing.T) net.Listener {
+	t.Helper()
+	lis, err := net.Listen("unix", filepath.Join(shortTempDir(t), "l.sock"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lis.Close() })
+	return lis
+}
+
+// TestCollector registers the shim's metrics on a registry of one's own,
+// beside that registry's Go and process collectors.
+func TestCollector(t *testing.T) {
+	t.Parallel()
+	runtimePath := startFake(t, newFake())
+	s := serveShim(t, Options{Listen: filepath.Join(shortTempDir(t), "shim.sock"), RuntimeEndpoint: runtimePath,
+		Loader: loaderOf(testMatcher(t), nil)})
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(collectors.NewGoCollector()))
+	require.NoError(t, reg.Register(s.Collector()))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]bool{}
+	for _, f := range families {
+		got[f.GetName()] = true
+	}
+	for _, name := range []string{metricReloads, metricReconnects, metricRules, metricLoaded, "go_goroutines"} {
+		assert.True(t, got[name], "%s gathered", name)
+	}
+	assert.False(t, got["process_resident_memory_bytes"], "the shim's Collector has no process collector of its own")
 }

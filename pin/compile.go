@@ -41,8 +41,10 @@ func WithSource(name string) Option {
 	return func(o *options) { o.source = name }
 }
 
-// Compile builds a [Matcher] from patterns. Every bad pattern is reported at
-// once, as a join of *[PatternError]s that quote the pattern and its index.
+// Compile builds a [Matcher] from patterns. Bad patterns are reported at
+// once, as a join of *[PatternError]s that quote the pattern (its first 80
+// bytes) and its index: the first 10 of them, then one error wrapping
+// [ErrInvalidPattern] that counts the rest. A nil Option is ignored.
 //
 // # Strict patterns
 //
@@ -97,7 +99,9 @@ func WithSource(name string) Option {
 func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 	o := options{}
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil {
+			opt(&o)
+		}
 	}
 	if !o.aliasesSet {
 		o.aliases = reference.DefaultAliases()
@@ -143,6 +147,7 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 		}
 	}
 	var errs []error
+	more := 0 // bad patterns past maxReported
 	for i, p := range patterns {
 		var err error
 		switch o.mode {
@@ -153,9 +158,16 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 		default:
 			err = c.addStrict(i, p)
 		}
-		if err != nil {
+		switch {
+		case err == nil:
+		case len(errs) < maxReported:
 			errs = append(errs, &PatternError{Index: i, Pattern: p, Err: err})
+		default:
+			more++
 		}
+	}
+	if more > 0 {
+		errs = append(errs, fmt.Errorf("%w: %d more", ErrInvalidPattern, more))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -245,7 +257,7 @@ func (c *compiler) addWildcard(i int, p string) error {
 	stars := strings.Count(p, "*")
 	switch {
 	case inner == "":
-		return fmt.Errorf("%w: %q would pin every image; list the images instead", ErrInvalidPattern, p)
+		return fmt.Errorf("%w: %s would pin every image; list the images instead", ErrInvalidPattern, quote(p))
 	case strings.Contains(inner, "*"):
 		return fmt.Errorf("%w: '*' may only end a pattern (\"prefix*\") or surround one (\"*text*\")", ErrInvalidPattern)
 	case p[0] == '*' && p[len(p)-1] == '*' && stars == 2:

@@ -7,7 +7,7 @@
 //
 //	m, err := pin.Compile([]string{"registry.k8s.io/pause:3.10.1"}, pin.WithSource("config.toml"))
 //	if err != nil {
-//		return err // every bad pattern, with its index
+//		return err // the bad patterns (the first 10), with their index
 //	}
 //	img.Pinned = img.Pinned || m.IsPinnedImage(img)
 //

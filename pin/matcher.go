@@ -1,6 +1,7 @@
 package pin
 
 import (
+	"encoding/json"
 	"math/bits"
 	"slices"
 	"strings"
@@ -27,11 +28,31 @@ type Match struct {
 	// KindLabel, "key=value" of the image's label.
 	Name string `json:"name"`
 	// Index is the pattern's index in the patterns given to Compile
-	// (KindLabel: in WithImageLabels; KindSandbox: -1).
+	// (KindLabel: in WithImageLabels; KindSandbox: -1). JSON leaves it out
+	// for the zero Match (no match), so that it does not read as pattern 0.
 	Index int `json:"index"`
 	// Kind is how the rule matched; JSON holds its name ("tag", "glob").
+	// It is zero only in the zero Match, which [Matcher.Explain] returns
+	// when no rule pins the image.
 	Kind Kind `json:"kind,omitempty"`
 }
+
+// MarshalJSON writes m with the keys of its fields' tags, leaving out
+// "index" (and "kind") when Kind is zero: a Match that matched nothing
+// marshals as {"pattern":"","name":""}, which unmarshals to the zero Match.
+func (m Match) MarshalJSON() ([]byte, error) {
+	type match Match // the same fields, without this method
+	if m.Kind != 0 {
+		return json.Marshal(match(m))
+	}
+	return json.Marshal(struct {
+		Pattern string `json:"pattern"`
+		Source  string `json:"source,omitempty"`
+		Name    string `json:"name"`
+	}{m.Pattern, m.Source, m.Name})
+}
+
+var _ json.Marshaler = Match{}
 
 // Matcher decides whether an image is pinned. Build it with [Compile] or
 // [Join]; it is immutable and safe for concurrent use. A nil *Matcher and

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -368,7 +370,90 @@ func TestMatchJSON(t *testing.T) {
 	assert.Error(t, json.Unmarshal([]byte(`{"kind":"nonsense"}`), &back))
 	b, err = json.Marshal(Match{})
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"pattern":"","name":"","index":0}`, string(b), "the zero Match: no kind")
+	assert.JSONEq(t, `{"pattern":"","name":""}`, string(b), "the zero Match: no kind, no index")
 	_, err = json.Marshal(Match{Kind: KindSandbox + 1})
 	assert.Error(t, err)
+}
+
+// TestPatternErrorBounded: hostile pattern lists make short errors. Before
+// issue 52 a 1 MiB pattern made a 1 MiB error and 100,000 bad patterns an
+// error of 11.6 MB.
+func TestPatternErrorBounded(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("é", 1<<19) + "*x" // 1 MiB; '*' inside is an error
+	many := make([]string, 100_000)
+	for i := range many {
+		many[i] = fmt.Sprintf("bad*pattern%d", i)
+	}
+	tests := []struct {
+		name      string
+		patterns  []string
+		mode      Mode
+		wantIndex int // Index of the first *PatternError
+		maxLen    int // bound on len(err.Error())
+	}{
+		{name: "1 MiB pattern", patterns: []string{"pause:3.10", huge}, wantIndex: 1, maxLen: 400},
+		{name: "1 MiB of stars", patterns: []string{strings.Repeat("*", 1<<20)}, maxLen: 400},
+		{name: "100k bad patterns", patterns: many, maxLen: 4000},
+		{name: "100k bad CRI-O patterns", patterns: slices.Repeat([]string{"*"}, 100_000), mode: CRIOCompat, maxLen: 4000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := Compile(tt.patterns, WithMode(tt.mode))
+			require.Error(t, err)
+			assert.Nil(t, m)
+			assert.ErrorIs(t, err, ErrInvalidPattern)
+			var pe *PatternError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, tt.wantIndex, pe.Index)
+			assert.Equal(t, tt.patterns[tt.wantIndex], pe.Pattern, "the field keeps the whole pattern")
+			assert.LessOrEqual(t, len(err.Error()), tt.maxLen, "Compile error is %d bytes", len(err.Error()))
+			assert.True(t, utf8.ValidString(err.Error()))
+		})
+	}
+	_, err := Compile(many)
+	assert.Contains(t, err.Error(), "invalid pin pattern: 99990 more")
+}
+
+// TestCompileNilOption: a nil Option is ignored, not a panic.
+func TestCompileNilOption(t *testing.T) {
+	t.Parallel()
+	var none Option
+	m, err := Compile([]string{"registry.k8s.io/pause:3.10"}, none, WithMode(Strict), nil)
+	require.NoError(t, err)
+	assert.True(t, m.IsPinned("k8s.gcr.io/pause:3.10"), "the default aliases still apply")
+}
+
+// TestMatchJSONNoMatch: the zero Match (no match) and a match of pattern 0
+// marshal differently (before issue 52 both held "index":0), and each
+// unmarshals back to itself.
+func TestMatchJSONNoMatch(t *testing.T) {
+	t.Parallel()
+	m, err := Compile([]string{"registry.k8s.io/pause:3.10"})
+	require.NoError(t, err)
+	hit, ok := m.Explain(image{tags: []string{"registry.k8s.io/pause:3.10"}})
+	require.True(t, ok)
+	miss, ok := m.Explain(image{tags: []string{"nginx:1"}})
+	require.False(t, ok)
+	tests := []struct {
+		name  string
+		match Match  // what Explain returned
+		want  string // its JSON
+	}{
+		{name: "no match", match: miss, want: `{"pattern":"","name":""}`},
+		{name: "pattern 0", match: hit, want: `{"pattern":"registry.k8s.io/pause:3.10","name":"registry.k8s.io/pause:3.10","index":0,"kind":"tag"}`},
+		{name: "sandbox", match: Match{Pattern: "p", Name: "p", Index: -1, Kind: KindSandbox}, want: `{"pattern":"p","name":"p","index":-1,"kind":"sandbox"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := json.Marshal(tt.match)
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, string(b))
+			var back Match
+			require.NoError(t, json.Unmarshal(b, &back))
+			assert.Equal(t, tt.match, back)
+		})
+	}
 }

@@ -66,5 +66,6 @@
 //
 // [Ref] and [Aliases] are immutable and safe for concurrent use. A nil
 // *Aliases has no rules: its methods apply none, as [Parse] and [Equal]. The zero
-// [Ref] is not a reference; no successful parse returns it.
+// [Ref] is not a reference; no successful parse returns it. It marshals as ""
+// and "" unmarshals to it.
 package reference

@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -182,6 +183,41 @@ func TestRefText(t *testing.T) {
 	err = r.UnmarshalText([]byte("Bad"))
 	assert.True(t, errors.Is(err, ErrNameContainsUppercase))
 	assert.Equal(t, "k8s.gcr.io/pause:3.9", r.String(), "a failed UnmarshalText leaves the Ref as it was")
+}
+
+func mustParse(t *testing.T, s string) Ref {
+	t.Helper()
+	r, err := Parse(s)
+	require.NoError(t, err)
+	return r
+}
+
+// TestZeroRefJSON: the zero Ref marshals as "" and "" unmarshals to it
+// (before issue 52 it was ErrInvalidFormat), alone and as a field.
+func TestZeroRefJSON(t *testing.T) {
+	t.Parallel()
+	type holder struct {
+		Image Ref `json:"image"`
+	}
+	tests := []struct {
+		name string
+		in   holder // marshalled, then unmarshalled over a set Ref
+		want string // its JSON
+	}{
+		{name: "zero", in: holder{}, want: `{"image":""}`},
+		{name: "set", in: holder{Image: mustParse(t, "k8s.gcr.io/pause:3.9")}, want: `{"image":"k8s.gcr.io/pause:3.9"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := json.Marshal(tt.in)
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, string(b))
+			back := holder{Image: mustParse(t, "nginx")}
+			require.NoError(t, json.Unmarshal(b, &back))
+			assert.Equal(t, tt.in, back)
+		})
+	}
 }
 
 func TestZeroRef(t *testing.T) {

@@ -142,11 +142,17 @@ func (r Ref) Equal(o Ref) bool {
 	return r.Identity() == o.Identity()
 }
 
-// MarshalText returns the canonical string.
+// MarshalText returns the canonical string; "" for the zero Ref.
 func (r Ref) MarshalText() ([]byte, error) { return []byte(r.s), nil }
 
 // UnmarshalText parses text as [Parse] does, keeping the registry as written.
+// Empty text is the zero Ref ("" means "none", as for every type of this
+// project), so that the zero Ref round-trips through JSON.
 func (r *Ref) UnmarshalText(text []byte) error {
+	if len(text) == 0 {
+		*r = Ref{}
+		return nil
+	}
 	p, err := Parse(string(text))
 	if err != nil {
 		return err

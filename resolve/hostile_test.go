@@ -302,13 +302,30 @@ func TestDirFSIsAnFS(t *testing.T) {
 
 func TestDirFSMissingRoot(t *testing.T) {
 	t.Parallel()
-	missing := filepath.Join(t.TempDir(), "typo")
-	_, err := Resolve(context.Background(), Options{Root: DirFS(missing)})
-	require.Error(t, err, "a missing root is not an empty node")
-	assert.NotErrorIs(t, err, fs.ErrNotExist)
-	assert.Contains(t, err.Error(), "root directory")
+	tests := []struct {
+		name string
+		dir  string // the root given to DirFS
+	}{
+		{name: "typo", dir: filepath.Join(t.TempDir(), "typo")},
+		// os.DirFS("") refuses too; "" is not the working directory
+		// (which holds this package's testdata, a readable tree).
+		{name: "empty", dir: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Resolve(context.Background(), Options{Root: DirFS(tt.dir)})
+			require.Error(t, err, "a missing root is not an empty node")
+			assert.NotErrorIs(t, err, fs.ErrNotExist)
+			assert.Contains(t, err.Error(), "root directory")
+			_, err = fs.Stat(DirFS(tt.dir), ".")
+			require.Error(t, err)
+			_, err = fs.ReadDir(DirFS(tt.dir), ".")
+			require.Error(t, err)
+		})
+	}
 
-	_, err = DirFS(t.TempDir()).Open("../x")
+	_, err := DirFS(t.TempDir()).Open("../x")
 	assert.ErrorIs(t, err, fs.ErrInvalid)
 }
 

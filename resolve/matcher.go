@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sandboxpin/sandboxpin/pin"
 	"github.com/sandboxpin/sandboxpin/reference"
@@ -61,6 +62,9 @@ func (r *Result) Matcher(extra ...string) (*pin.Matcher, error) {
 // correct runtime of that release reports pinned, without the Strict
 // sandbox-image rule [Result.Matcher] adds. It is r.Pins in r.PinMode,
 // labelled "node (RUNTIME)", under the aliases Resolve used; in
+// pin.Strict, a pin that r.Conflicts reports as not a valid reference
+// ([KindInvalidReference], with its file and line) adds no rule, so that
+// the node's verdict can say so rather than fail; in
 // pin.CRIDockerdCompat, r.Pins[0] is the sandbox image, which cri-dockerd
 // pins by an exact compare with repo tags (pin.WithSandboxImage), the rest
 // of r.Pins its --pinned-images entries and r.PinLabels its
@@ -79,6 +83,9 @@ func (r *Result) RuntimeMatcher() (*pin.Matcher, error) {
 // runtimeMatcher is RuntimeMatcher under aliases.
 func (r *Result) runtimeMatcher(aliases *reference.Aliases) (*pin.Matcher, error) {
 	pins := r.Pins
+	if r.PinMode == pin.Strict && slices.ContainsFunc(pins, r.invalidReference) {
+		pins = slices.DeleteFunc(slices.Clone(pins), r.invalidReference)
+	}
 	opts := []pin.Option{pin.WithMode(r.PinMode), pin.WithAliases(aliases), pin.WithSource("node (" + string(r.Runtime) + ")")}
 	if r.PinMode == pin.CRIDockerdCompat {
 		if r.SandboxImage != "" && len(pins) > 0 && pins[0] == r.SandboxImage {
@@ -92,6 +99,12 @@ func (r *Result) runtimeMatcher(aliases *reference.Aliases) (*pin.Matcher, error
 		return nil, fmt.Errorf("resolve: the node's pins: %w", err)
 	}
 	return m, nil
+}
+
+// invalidReference reports whether r.Conflicts holds image as not a valid
+// reference (KindInvalidReference).
+func (r *Result) invalidReference(image string) bool {
+	return slices.ContainsFunc(r.Conflicts, func(c Conflict) bool { return c.Kind == KindInvalidReference && c.A.Image == image })
 }
 
 // Aliases returns the registry aliases r was resolved with (those of

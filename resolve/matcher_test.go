@@ -51,6 +51,19 @@ func TestResultMatcher(t *testing.T) {
 			extra:  []string{"registry.example.com/*"},
 			pinned: map[string]string{"registry.example.com/a:1": ExtraSource, "registry.k8s.io/pause:3.10.1": ""},
 		},
+		{
+			// Issue 52: Matcher failed on the pin, and audit's verdict with it.
+			name: "containerd: a pin reported as an invalid reference adds no rule",
+			res: &Result{Runtime: "containerd", SandboxImage: "Registry.K8S.io/Pause:3.10", PinMode: pin.Strict,
+				Pins:      []string{"Registry.K8S.io/Pause:3.10", "mirror.example/agent:1.0"},
+				Conflicts: []Conflict{{Kind: KindInvalidReference, A: Candidate{Image: "Registry.K8S.io/Pause:3.10"}}}},
+			pinned: map[string]string{"mirror.example/agent:1.0": "node (containerd)", "registry.k8s.io/pause:3.10": ""},
+		},
+		{
+			name:    "containerd: an invalid pin no conflict reports is an error",
+			res:     &Result{Runtime: "containerd", PinMode: pin.Strict, Pins: []string{"Registry.K8S.io/Pause:3.10"}},
+			wantErr: pin.ErrInvalidPattern,
+		},
 		{name: "bad extra", res: crio, extra: []string{"*"}, wantErr: pin.ErrInvalidPattern},
 		{name: "bad CRI-O pin", res: &Result{Runtime: "cri-o", PinMode: pin.CRIOCompat, Pins: []string{"*"}}, wantErr: pin.ErrInvalidPattern},
 	}

@@ -74,6 +74,14 @@ func TestPrepull(t *testing.T) {
 			wantPrepull: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10.2"},
 		},
 		{
+			// Issue 52: the invalid string was listed, and an installer
+			// failed to pull it; the conflict says where it is.
+			name:        "an invalid sandbox reference is not pre-pulled",
+			files:       map[string]string{ctrMain: v3("Registry.K8S.io/Pause:3.10", "mirror.example/agent:1.0")},
+			opts:        Options{RuntimeVersion: "2.2.9", KubeadmVersion: "v1.37.2"},
+			wantPrepull: []string{"registry.k8s.io/pause:3.10.2", "mirror.example/agent:1.0"},
+		},
+		{
 			name:        "unresolved variables are not pre-pulled",
 			files:       map[string]string{ctrMain: v3("${REGISTRY}/pause:3.10.2")},
 			opts:        Options{RuntimeVersion: "2.2.9"},

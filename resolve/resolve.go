@@ -191,7 +191,8 @@ type Result struct {
 	// Job's container): every exact name a consumer on the node looks up, merged
 	// only when identical, so two spellings of one image are both listed
 	// (each consumer compares strings), with a PrepullTwoNames note on
-	// storing the image under both.
+	// storing the image under both. A name that is not a valid reference
+	// is not listed: a Conflict of KindInvalidReference says where it is.
 	Prepull []string `json:"prepull"`
 	// Versions are the versions of the runtime, the kubelet and kubeadm
 	// that Resolve found, each with where it was read; the one used for a
@@ -1194,10 +1195,12 @@ func (r *resolver) pinsAndPrepull() {
 // exact name (containerd 2.x, CRI-O and cri-dockerd compare raw strings;
 // kubeadm too), so two spellings of one image are both listed; only
 // identical strings are merged. A pair of spellings of one image gets a note
-// on pulling it once and storing it under both names.
+// on pulling it once and storing it under both names. A string reported as
+// not a valid reference (a KindInvalidReference conflict, which says where
+// to correct it) names no image to pull, and is left out.
 func (r *resolver) prepull() {
 	add := func(s string) {
-		if s != "" && !strings.Contains(s, "$") && !slices.Contains(r.res.Prepull, s) {
+		if s != "" && !strings.Contains(s, "$") && !slices.Contains(r.res.Prepull, s) && !r.res.invalidReference(s) {
 			r.res.Prepull = append(r.res.Prepull, s)
 		}
 	}

@@ -22,7 +22,8 @@ import (
 // an error wrapping [ErrNotRegular]; regular files are opened non-blocking
 // and their mode is checked again on the open file.
 //
-// A dir that does not exist or is not a directory makes every operation
+// A dir that does not exist or is not a directory, or an empty dir (as
+// with [os.DirFS], "" is not the working directory), makes every operation
 // fail with an error that does not wrap [fs.ErrNotExist] (so a mistyped
 // root is not taken for an empty node). The returned file system
 // implements [fs.StatFS]; it holds no open file descriptor between calls

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,4 +57,42 @@ func TestAliasOnlyVerdict(t *testing.T) {
 	a = nodeAudit{Verdict: v}
 	assert.Equal(t, exitOK, a.exitCode())
 	assert.Equal(t, "OK: containerd pins sandbox image registry.k8s.io/pause:3.10.1", a.summary())
+}
+
+// TestAuditInvalidSandbox: a sandbox image that is no valid reference is a
+// FAIL verdict naming the file and line, exit 1, and is not pre-pulled
+// (issue 52: the CLI printed an error, exit 2, and prepull listed it).
+func TestAuditInvalidSandbox(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/containerd"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "etc/containerd/config.toml"),
+		[]byte("version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"Registry.K8S.io/Pause:3.10\"\n"), 0o600))
+	images := filepath.Join(t.TempDir(), "images.json")
+	require.NoError(t, os.WriteFile(images, []byte(`{"images": [{"id": "sha256:1", "repoTags": ["registry.k8s.io/pause:3.10"], "pinned": true}]}`), 0o600))
+	tests := []struct {
+		name    string
+		args    []string
+		want    int    // exit code
+		wantOut string // a substring of stdout
+	}{
+		{name: "audit", args: []string{"audit", "--root", root, "--images", images, "--runtime-version", "2.2.9"},
+			want: exitCheck, wantOut: "FAIL: Registry.K8S.io/Pause:3.10 at /etc/containerd/config.toml:3 is not a valid image reference"},
+		{name: "summary", args: []string{"audit", "-o", "summary", "--root", root, "--images", images, "--runtime-version", "2.2.9"},
+			want: exitCheck, wantOut: "invalid-reference at /etc/containerd/config.toml:3"},
+		{name: "prepull", args: []string{"prepull", "--root", root, "--runtime-version", "2.2.9", "--kubeadm-version", "v1.37.2"},
+			want: exitOK, wantOut: "registry.k8s.io/pause:3.10.2\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := runCmd(t, tt.args...)
+			assert.Equal(t, tt.want, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			assert.Contains(t, out, tt.wantOut)
+			assert.NotContains(t, out, "pull Registry.K8S.io")
+			if tt.name == "prepull" {
+				assert.Equal(t, "registry.k8s.io/pause:3.10.2\n", out)
+			}
+		})
+	}
 }

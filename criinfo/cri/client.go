@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"google.golang.org/grpc"
@@ -44,12 +45,14 @@ func DefaultEndpoints() []string {
 }
 
 // Client talks to one CRI endpoint. Create it with [Dial]; it is safe for
-// concurrent use.
+// concurrent use. After [Client.Close], and on a zero or nil Client, every
+// call returns an error wrapping [ErrClosed].
 type Client struct {
 	endpoint string
 	conn     *grpc.ClientConn
 	runtime  runtimeapi.RuntimeServiceClient
 	images   runtimeapi.ImageServiceClient
+	closed   atomic.Bool
 }
 
 // Info is the method that package resolve needs from a live runtime.
@@ -131,15 +134,36 @@ func probe(ctx context.Context, path string) error {
 	return c.Close()
 }
 
-// Close closes the connection.
+// Close closes the connection. Calls in flight and later calls fail with
+// an error wrapping [ErrClosed]. Closing a closed, zero or nil Client does
+// nothing and returns nil.
 func (c *Client) Close() error {
+	if c == nil || c.conn == nil || c.closed.Swap(true) {
+		return nil
+	}
 	return c.conn.Close()
+}
+
+// usable returns an error wrapping ErrClosed when c cannot make the call
+// rpc: it is nil, zero (not made by Dial) or closed.
+func (c *Client) usable(rpc string) error {
+	switch {
+	case c == nil || c.conn == nil:
+		return &Error{RPC: rpc, Err: fmt.Errorf("%w: not made by Dial", ErrClosed)}
+	case c.closed.Load():
+		return &Error{Endpoint: c.endpoint, RPC: rpc, Err: ErrClosed}
+	}
+	return nil
 }
 
 // fail wraps an RPC error so that callers can branch on it.
 func (c *Client) fail(ctx context.Context, rpc string, err error) error {
 	st, _ := status.FromError(err)
 	switch {
+	case c.closed.Load():
+		// gRPC answers Canceled ("the client connection is closing"),
+		// which is not the caller's context.
+		err = fmt.Errorf("%w: %w", ErrClosed, err)
 	case ctx.Err() != nil:
 		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	case st.Code() == codes.DeadlineExceeded:
@@ -191,6 +215,9 @@ func runtimeName(name string) criinfo.Runtime {
 // to EngineVersion: RuntimeVersion stays "", since nothing a CRI client can
 // ask states cri-dockerd's own.
 func (c *Client) Info(ctx context.Context) (criinfo.Info, error) {
+	if err := c.usable(rpcVersion); err != nil {
+		return criinfo.Info{}, err
+	}
 	v, err := c.runtime.Version(ctx, &runtimeapi.VersionRequest{})
 	if err != nil {
 		return criinfo.Info{}, c.fail(ctx, rpcVersion, err)
@@ -227,6 +254,9 @@ func (c *Client) Info(ctx context.Context) (criinfo.Info, error) {
 // Images returns the images the runtime lists (ListImages without a filter),
 // with the Pinned flags the runtime set itself.
 func (c *Client) Images(ctx context.Context) ([]*runtimeapi.Image, error) {
+	if err := c.usable(rpcListImages); err != nil {
+		return nil, err
+	}
 	resp, err := c.images.ListImages(ctx, &runtimeapi.ListImagesRequest{})
 	if err != nil {
 		return nil, c.fail(ctx, rpcListImages, err)
@@ -239,6 +269,9 @@ func (c *Client) Images(ctx context.Context) ([]*runtimeapi.Image, error) {
 // it finds none. A runtime looks its sandbox image up this way: nil for the
 // configured sandbox image means the runtime pulls it for the next pod.
 func (c *Client) ImageStatus(ctx context.Context, ref string) (*runtimeapi.Image, error) {
+	if err := c.usable(rpcImageStatus); err != nil {
+		return nil, err
+	}
 	resp, err := c.images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
 	if err != nil {
 		return nil, c.fail(ctx, rpcImageStatus, err)
@@ -252,6 +285,9 @@ func (c *Client) ImageStatus(ctx context.Context, ref string) (*runtimeapi.Image
 // the image's ID. sandboxpin fix uses it to store the sandbox image under
 // a newly configured name before the runtime restarts.
 func (c *Client) Pull(ctx context.Context, ref string) (string, error) {
+	if err := c.usable(rpcPullImage); err != nil {
+		return "", err
+	}
 	resp, err := c.images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
 	if err != nil {
 		return "", c.fail(ctx, rpcPullImage, err)

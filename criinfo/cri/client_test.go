@@ -281,3 +281,55 @@ func TestDefaultEndpoints(t *testing.T) {
 	eps[0] = "changed"
 	assert.NotEqual(t, "changed", DefaultEndpoints()[0], "DefaultEndpoints must return a fresh slice")
 }
+
+// TestClientClosed: after Close, and on a zero or nil Client, every call
+// fails with ErrClosed, not context.Canceled (the caller's context is
+// alive) and not a panic; Close again returns nil (issue 52).
+func TestClientClosed(t *testing.T) {
+	t.Parallel()
+	r := &criservertest.Runtime{RuntimeName: "containerd"}
+	closed := dialTest(t, r)
+	require.NoError(t, closed.Close())
+	assert.NoError(t, closed.Close(), "a second Close")
+	calls := []struct {
+		name string
+		call func(*Client) error
+	}{
+		{name: "Info", call: func(c *Client) error { _, err := c.Info(context.Background()); return err }},
+		{name: "Images", call: func(c *Client) error { _, err := c.Images(context.Background()); return err }},
+		{name: "ImageStatus", call: func(c *Client) error { _, err := c.ImageStatus(context.Background(), "pause"); return err }},
+		{name: "Pull", call: func(c *Client) error { _, err := c.Pull(context.Background(), "pause"); return err }},
+	}
+	clients := []struct {
+		name string
+		c    *Client
+	}{
+		{name: "closed", c: closed},
+		{name: "zero", c: &Client{}},
+		{name: "nil", c: nil},
+	}
+	for _, cl := range clients {
+		for _, tt := range calls {
+			t.Run(cl.name+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				err := tt.call(cl.c)
+				assert.ErrorIs(t, err, ErrClosed)
+				assert.NotErrorIs(t, err, context.Canceled)
+				var ce *Error
+				assert.ErrorAs(t, err, &ce)
+			})
+		}
+		assert.NoError(t, cl.c.Close(), "Close on a %s Client", cl.name)
+	}
+}
+
+// TestClientClosedInFlight: a call that Close interrupts fails with
+// ErrClosed, not context.Canceled.
+func TestClientClosedInFlight(t *testing.T) {
+	t.Parallel()
+	c := dialTest(t, &criservertest.Runtime{RuntimeName: "containerd", Hook: delayStatus(time.Minute)})
+	time.AfterFunc(100*time.Millisecond, func() { _ = c.Close() })
+	_, err := c.Info(context.Background())
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.NotErrorIs(t, err, context.Canceled)
+}

@@ -16,6 +16,10 @@ var (
 	// ErrInvalidEndpoint reports an endpoint that is neither "unix:///path"
 	// nor "/path".
 	ErrInvalidEndpoint = errors.New("invalid CRI endpoint")
+	// ErrClosed reports a call on a [Client] that was closed, or that
+	// [Dial] did not make (a zero or nil *Client). It is not
+	// context.Canceled: the caller's context may well be alive.
+	ErrClosed = errors.New("CRI client closed")
 )
 
 // Error reports a failed call to a CRI endpoint.
@@ -26,7 +30,7 @@ type Error struct {
 	// "dial".
 	RPC string
 	// Err is the cause. It wraps ErrNoSocket, ErrNotCRI, ErrInvalidEndpoint,
-	// context.DeadlineExceeded or context.Canceled when one applies, a
+	// ErrClosed, context.DeadlineExceeded or context.Canceled when one applies, a
 	// *criinfo.ParseError when the Status Info did not parse, and
 	// criinfo.ErrTooLarge when the Status answer was over 16 MiB. The gRPC status
 	// error stays in the chain too (status.FromError finds it).

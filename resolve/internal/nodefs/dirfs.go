@@ -31,15 +31,21 @@ import (
 // (lexically, with dir as the root), and the resolved path is then opened
 // through an [os.Root] at dir, which refuses to leave dir even if the tree
 // changes between the two steps. DirFS("/") reads the host as it is. A dir
-// that does not exist or is not a directory makes every operation fail with
-// an error that does not wrap [fs.ErrNotExist] (so a mistyped root is not
-// taken for an empty node). The FileInfo of an opened file has the name of
+// that does not exist or is not a directory, or an empty dir (as with
+// [os.DirFS], "" is not the working directory), makes every operation fail
+// with an error that does not wrap [fs.ErrNotExist] (so a mistyped root is
+// not taken for an empty node). The FileInfo of an opened file has the name of
 // the path asked for, as with [os.DirFS]; directory entries are not
 // followed (a symbolic link is listed as one).
 //
 // The returned file system implements [fs.StatFS]; it holds no open file
 // descriptor between calls and is safe for concurrent use.
 func DirFS(dir string) fs.FS {
+	if dir == "" {
+		// As os.DirFS(""): an empty dir is a caller's mistake, not the
+		// working directory.
+		return &rootFS{}
+	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
@@ -48,7 +54,7 @@ func DirFS(dir string) fs.FS {
 
 // rootFS is the file system DirFS returns.
 type rootFS struct {
-	dir string // absolute and clean
+	dir string // absolute and clean; "" for DirFS(""), which opens nothing
 }
 
 var _ fs.StatFS = (*rootFS)(nil)
@@ -69,6 +75,9 @@ func IsDirFS(fsys fs.FS) bool {
 func (r *rootFS) resolve(op, name string) (*os.Root, string, error) {
 	if !fs.ValidPath(name) {
 		return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if r.dir == "" {
+		return nil, "", &fs.PathError{Op: op, Path: name, Err: errors.New("root directory: empty path")}
 	}
 	root, err := os.OpenRoot(r.dir)
 	if err != nil {
