@@ -195,6 +195,10 @@ func TestSampleNodes(t *testing.T) {
 						v2, err = judge(res2)
 						require.NoError(t, err)
 					}
+					// The property of issue 51, on the node as written: the image
+					// each component uses is the one before, or a fix's remedy of
+					// it and not lower, and stored before the restart.
+					require.NoError(t, keepsImages(p, res2, v2))
 					p2, err := For(res2, v2, opts.Root)
 					require.NoError(t, err)
 					require.Empty(t, p2.Edits, "a second plan edits:\n%s", render(p2))
