@@ -235,9 +235,9 @@ func TestShutdown(t *testing.T) {
 	}
 }
 
-// loaderOf returns a Loader that returns m, err.
-func loaderOf(m *pin.Matcher, err error) Loader {
-	return func(context.Context) (*pin.Matcher, error) { return m, err }
+// loaderOf returns a Loader that returns m and no error.
+func loaderOf(m *pin.Matcher) Loader {
+	return func(context.Context) (*pin.Matcher, error) { return m, nil }
 }
 
 // TestNewListenErrors: an address New cannot listen on is an error wrapping
@@ -272,7 +272,7 @@ func TestNewListenErrors(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			o := Options{Listen: tt.listen, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t), nil), MetricsListen: tt.metrics}
+			o := Options{Listen: tt.listen, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t)), MetricsListen: tt.metrics}
 			if o.Listen == "" {
 				o.Listen = filepath.Join(dir, fmt.Sprintf("shim%d.sock", i))
 			}
@@ -302,7 +302,7 @@ func TestLoaderFailures(t *testing.T) {
 		name string
 		load Loader // the failing Loader
 	}{
-		{name: "nil matcher, nil error", load: loaderOf(nil, nil)},
+		{name: "nil matcher, nil error", load: loaderOf(nil)},
 		{name: "panic", load: func(context.Context) (*pin.Matcher, error) { panic("loader bug") }},
 	}
 	for _, tt := range tests {
@@ -335,7 +335,7 @@ func TestServeTwice(t *testing.T) {
 	t.Parallel()
 	runtimePath := startFake(t, newFake())
 	path := filepath.Join(shortTempDir(t), "shim.sock")
-	s := serveShim(t, Options{Listen: path, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t), nil)})
+	s := serveShim(t, Options{Listen: path, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t))})
 	images := runtimeapi.NewImageServiceClient(dial(t, path))
 	_, err := images.ListImages(testContext(t), &runtimeapi.ListImagesRequest{})
 	require.NoError(t, err, "the first Serve serves")
@@ -344,7 +344,7 @@ func TestServeTwice(t *testing.T) {
 	require.NoError(t, err, "the first Serve still serves")
 
 	closed, err := New(context.Background(), Options{Listen: filepath.Join(shortTempDir(t), "shim.sock"), RuntimeEndpoint: runtimePath,
-		Loader: loaderOf(testMatcher(t), nil)})
+		Loader: loaderOf(testMatcher(t))})
 	require.NoError(t, err)
 	require.NoError(t, closed.Close())
 	assert.ErrorIs(t, closed.Serve(context.Background()), ErrClosed)
@@ -363,7 +363,7 @@ func TestListener(t *testing.T) {
 	lis.SetUnlinkOnClose(false) // as a listener of file descriptor 3 from systemd
 	require.NoError(t, os.Chmod(path, 0o600))
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := New(ctx, Options{Listener: lis, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t), nil)})
+	s, err := New(ctx, Options{Listener: lis, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t))})
 	require.NoError(t, err)
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ctx) }()
@@ -381,8 +381,8 @@ func TestListener(t *testing.T) {
 	require.ErrorIs(t, err, net.ErrClosed, "the shim closes the listener when it stops")
 
 	for _, o := range []Options{
-		{Listener: mustListen(t), Listen: path, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t), nil)},
-		{Listener: mustListen(t), RuntimeEndpoint: runtimePath, Loader: loaderOf(nil, nil)},
+		{Listener: mustListen(t), Listen: path, RuntimeEndpoint: runtimePath, Loader: loaderOf(testMatcher(t))},
+		{Listener: mustListen(t), RuntimeEndpoint: runtimePath, Loader: loaderOf(nil)},
 	} {
 		_, err := New(context.Background(), o)
 		require.Error(t, err)
@@ -406,7 +406,7 @@ func TestCollector(t *testing.T) {
 	t.Parallel()
 	runtimePath := startFake(t, newFake())
 	s := serveShim(t, Options{Listen: filepath.Join(shortTempDir(t), "shim.sock"), RuntimeEndpoint: runtimePath,
-		Loader: loaderOf(testMatcher(t), nil)})
+		Loader: loaderOf(testMatcher(t))})
 	reg := prometheus.NewRegistry()
 	require.NoError(t, reg.Register(collectors.NewGoCollector()))
 	require.NoError(t, reg.Register(s.Collector()))

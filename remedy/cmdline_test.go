@@ -2,8 +2,6 @@ package remedy
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -168,11 +166,7 @@ func TestCommandLineNodes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			dir := t.TempDir()
-			for p, c := range tt.files {
-				require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755))
-				require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644))
-			}
+			dir := writeNode(t, tt.files)
 			orig := readTree(t, dir)
 			opts := tt.opts
 			opts.Root = resolve.DirFS(dir)

@@ -1,6 +1,7 @@
 package remedy
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"testing"
@@ -64,7 +65,7 @@ func TestOverlayLists(t *testing.T) {
 			for {
 				c, err := d.ReadDir(1)
 				chunks = append(chunks, c...)
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					break
 				}
 				require.NoError(t, err)

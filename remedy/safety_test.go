@@ -20,8 +20,8 @@ func writeNode(t *testing.T, files map[string]string) string {
 	dir := t.TempDir()
 	for p, s := range files {
 		full := filepath.Join(dir, filepath.FromSlash(p))
-		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
-		require.NoError(t, os.WriteFile(full, []byte(s), 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o750))
+		require.NoError(t, os.WriteFile(full, []byte(s), 0o600))
 	}
 	return dir
 }

@@ -65,7 +65,7 @@ func TestAliasOnlyVerdict(t *testing.T) {
 func TestAuditInvalidSandbox(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/containerd"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/containerd"), 0o750))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "etc/containerd/config.toml"),
 		[]byte("version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = \"Registry.K8S.io/Pause:3.10\"\n"), 0o600))
 	images := filepath.Join(t.TempDir(), "images.json")

@@ -193,11 +193,11 @@ func (c *Command) expand(at Found) error {
 			sb.WriteByte(w[i])
 			continue
 		}
-		switch {
-		case w[i+1] == '$':
+		switch w[i+1] {
+		case '$':
 			sb.WriteByte('$')
 			i++
-		case w[i+1] == '{':
+		case '{':
 			end := strings.IndexByte(w[i+2:], '}')
 			if end < 0 || !validEnvName(w[i+2:i+2+end]) {
 				sb.WriteByte('$')
