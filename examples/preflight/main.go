@@ -4,7 +4,7 @@
 // that an offline node can start pods, and stops the installation when the
 // runtime, the kubelet and kubeadm disagree, saying what to change where.
 //
-//	go run ./examples/preflight --root examples/testdata/node --kubeadm-version v1.31.2
+//	go run ./examples/preflight --root examples/testdata/node --kubeadm-version v1.36.3
 //	go run ./examples/preflight --kubeadm-version v1.35.0 --runtime-endpoint unix:///run/containerd/containerd.sock
 //
 // It reads the node's files under --root (containerd, CRI-O and cri-dockerd

@@ -33,16 +33,28 @@ func TestRun(t *testing.T) {
 		wantStderr string   // substring of stderr
 	}{
 		{
-			name: "conflicts with kubeadm v1.31", args: []string{"--root", nodeConflict, "--kubeadm-version", "v1.31.2"}, wantCode: exitConflict,
+			name: "conflicts with kubeadm v1.36", args: []string{"--root", nodeConflict, "--kubeadm-version", "v1.36.3"}, wantCode: exitConflict,
 			wantStdout: []string{
 				"sandbox image  k8s.gcr.io/pause:3.10.1 (containerd-config, /etc/containerd/config.toml:10)",
-				"pre-pull       k8s.gcr.io/pause:3.10.1\n               registry.k8s.io/pause:3.10\n",
+				"pre-pull       k8s.gcr.io/pause:3.10.1\n               registry.k8s.io/pause:3.10.2\n",
 				"CONFLICT 1: the kubelet protects registry.k8s.io/pause:3.9",
 				"remove the flag from /var/lib/kubelet/kubeadm-flags.env (kubelet 1.29 to 1.34 ignore it",
 				"/var/lib/kubelet/kubeadm-flags.env:1",
-				"CONFLICT 2: kubeadm v1.31.2 pre-pulls and expects registry.k8s.io/pause:3.10",
+				"CONFLICT 2: kubeadm v1.36.3 pre-pulls and expects registry.k8s.io/pause:3.10.2",
 				"set the sandbox image at /etc/containerd/config.toml:10",
 				"FAIL: 2 conflict(s)",
+			},
+		},
+		{
+			// kubeadm's pause tag is older than the runtime's: the runtime
+			// keeps its image (issue 51), so a note, not a conflict.
+			name: "kubeadm v1.31 older than the runtime's image", args: []string{"--root", nodeConflict, "--kubeadm-version", "v1.31.2"}, wantCode: exitConflict,
+			wantStdout: []string{
+				"pre-pull       k8s.gcr.io/pause:3.10.1\n               registry.k8s.io/pause:3.10\n",
+				"CONFLICT 1: the kubelet protects registry.k8s.io/pause:3.9",
+				"note: kubeadm v1.31.2 pre-pulls and expects registry.k8s.io/pause:3.10 but containerd starts sandboxes with k8s.gcr.io/pause:3.10.1",
+				"which is not older: the runtime keeps its image",
+				"FAIL: 1 conflict(s)",
 			},
 		},
 		{
@@ -106,15 +118,16 @@ func TestRunJSON(t *testing.T) {
 		wantOK        bool     // the "ok" key
 		wantPrepull   []string // the "prepull" key
 		wantConflicts int      // how many conflicts
+		kubeadm       string   // --kubeadm-version
 	}{
-		{name: "conflict", root: nodeConflict, wantCode: exitConflict, wantOK: false, wantPrepull: []string{"k8s.gcr.io/pause:3.10.1", "registry.k8s.io/pause:3.10"}, wantConflicts: 2},
-		{name: "clean", root: nodeClean, wantCode: exitOK, wantOK: true, wantPrepull: []string{"registry.k8s.io/pause:3.10"}, wantConflicts: 0},
+		{name: "conflict", root: nodeConflict, kubeadm: "v1.36.3", wantCode: exitConflict, wantOK: false, wantPrepull: []string{"k8s.gcr.io/pause:3.10.1", "registry.k8s.io/pause:3.10.2"}, wantConflicts: 2},
+		{name: "clean", root: nodeClean, kubeadm: "v1.31.2", wantCode: exitOK, wantOK: true, wantPrepull: []string{"registry.k8s.io/pause:3.10"}, wantConflicts: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			code := run([]string{"--root", tt.root, "--kubeadm-version", "v1.31.2", "-o", "json"}, &stdout, &stderr)
+			code := run([]string{"--root", tt.root, "--kubeadm-version", tt.kubeadm, "-o", "json"}, &stdout, &stderr)
 			require.Equal(t, tt.wantCode, code, "stderr: %s", stderr.String())
 			var got struct {
 				OK        bool     `json:"ok"`
