@@ -81,6 +81,8 @@ func TestApplyRefuses(t *testing.T) {
 		{"changed", func(p string) error { return os.WriteFile(p, []byte("[Service]\n"), 0o600) }, ErrChanged},
 		{"fifo", func(p string) error { _ = os.Remove(p); return syscall.Mkfifo(p, 0o644) }, ErrNotRegular},
 		{"directory", func(p string) error { _ = os.Remove(p); return os.Mkdir(p, 0o750) }, ErrNotRegular},
+		// One sentinel for reading and writing a node (issue 52).
+		{"fifo is resolve's", func(p string) error { _ = os.Remove(p); return syscall.Mkfifo(p, 0o644) }, resolve.ErrNotRegular},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin")
