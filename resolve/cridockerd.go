@@ -41,7 +41,7 @@ func (r *resolver) criDockerdEntries(values []config.Found) []pinnedEntry {
 // --pinned-image-labels (releases.CRIDockerdPinsFlags: cri-dockerd 0.4.7
 // and later, cri-dockerd#571). On such a release, or on one of unknown
 // version whose unit sets them (no earlier release has the flags), it
-// sets PinMode to pin.CRIDockerdCompat, appends the --pinned-images
+// sets PinMode to pin.ModeCRIDockerdCompat, appends the --pinned-images
 // entries to Pins (after the sandbox image, even an entry equal to it, as
 // [Result.RuntimeMatcher] reads them) and the labels to PinLabels, and
 // reports the entries no name Docker lists can match and those spelled
@@ -78,7 +78,7 @@ func (r *resolver) criDockerdPins() (prepull []string) {
 		}
 		r.note(n, releases.CRIDockerdPinsFlags.Note(), "(of unknown version: its unit sets --pinned-images or --pinned-image-labels, which only 0.4.7 and later have)")
 	}
-	r.res.PinMode = pin.CRIDockerdCompat
+	r.res.PinMode = pin.ModeCRIDockerdCompat
 	seen := map[string]bool{}
 	for _, e := range images {
 		if seen[e.value] {
@@ -147,7 +147,7 @@ func (r *resolver) checkPinnedEntry(e pinnedEntry) (exact bool) {
 
 // criDockerdExact reports whether cri-dockerd compares the entry s whole
 // (it has an "@", or a ":" after its last "/"), rather than as a bare
-// repository: pin.CRIDockerdCompat's rule.
+// repository: pin.ModeCRIDockerdCompat's rule.
 func criDockerdExact(s string) bool {
 	return strings.Contains(s, "@") || strings.Contains(s[strings.LastIndexByte(s, '/')+1:], ":")
 }

@@ -99,7 +99,7 @@
 //     and an uppercase path makes CRI-O refuse to start; notes say which
 //     applies (CRI-O before 1.28.0 pins nothing, 1.28.x only an image's first
 //     name). Pins then holds pause_image and pinned_images as written, for
-//     [pin.CRIOCompat].
+//     [pin.ModeCRIOCompat].
 //   - cri-dockerd ([SourceCRIDockerdFlags]): --pod-infra-container-image on
 //     the command line of cri-docker.service (above; backslash continuations,
 //     quotes and escapes as systemd reads them: package unitfile).
@@ -238,17 +238,17 @@
 //	cri-dockerd ≥0.3.10                exact strings against Docker's RepoTags, which are
 //	                                   familiar names (rancher/mirrored-pause:3.6) without digest
 //	cri-dockerd ≥0.4.7                 also what --pinned-images and --pinned-image-labels
-//	                                   name (cri-dockerd#571; pin.CRIDockerdCompat)
+//	                                   name (cri-dockerd#571; pin.ModeCRIDockerdCompat)
 //
 // # Pins and pre-pull
 //
 // Result.Pins is the sandbox image followed by the runtime's own pinned
 // images (containerd version 3 pinned_images values, CRI-O pinned_images,
 // cri-dockerd's --pinned-images entries), to compile a pin.Matcher from in
-// Result.PinMode: pin.CRIOCompat for CRI-O (its patterns are not
-// references), pin.CRIDockerdCompat for cri-dockerd 0.4.7 and later (with
+// Result.PinMode: pin.ModeCRIOCompat for CRI-O (its patterns are not
+// references), pin.ModeCRIDockerdCompat for cri-dockerd 0.4.7 and later (with
 // Result.PinLabels; [Result.RuntimeMatcher] compiles them as cri-dockerd
-// reads them), pin.Strict otherwise. Result.Prepull is
+// reads them), pin.ModeStrict otherwise. Result.Prepull is
 // every exact string a consumer on the node looks up: the runtime's sandbox
 // image as configured, kubeadm's pause image as kubeadm names it (which
 // kubeadm init and join pull, and kubeadm upgrade runs as a Job's container

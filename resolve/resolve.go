@@ -174,17 +174,17 @@ type Result struct {
 	Fixes []Fix `json:"fixes,omitempty"`
 	// Pins are the patterns to compile a pin.Matcher from, in PinMode:
 	// the sandbox image (when known) first, then the runtime's own pinned
-	// images. In pin.CRIDockerdCompat the sandbox image is cri-dockerd's
+	// images. In pin.ModeCRIDockerdCompat the sandbox image is cri-dockerd's
 	// own rule (pin.WithSandboxImage) and the rest its --pinned-images
 	// entries, as written, even one equal to the sandbox image:
 	// [Result.RuntimeMatcher] compiles them so.
 	Pins []string `json:"pins"`
-	// PinMode is pin.CRIOCompat for CRI-O, pin.CRIDockerdCompat for
-	// cri-dockerd 0.4.7 and later (which read --pinned-images), pin.Strict
+	// PinMode is pin.ModeCRIOCompat for CRI-O, pin.ModeCRIDockerdCompat for
+	// cri-dockerd 0.4.7 and later (which read --pinned-images), pin.ModeStrict
 	// otherwise.
 	PinMode pin.Mode `json:"pinMode"`
 	// PinLabels are cri-dockerd's --pinned-image-labels entries
-	// (pin.WithImageLabels), in pin.CRIDockerdCompat only; nil otherwise.
+	// (pin.WithImageLabels), in pin.ModeCRIDockerdCompat only; nil otherwise.
 	PinLabels []string `json:"pinLabels,omitempty"`
 	// Prepull are the images an installer must pull for this node to work
 	// offline (kubeadm's pause image for an upgrade too, which runs it as a
@@ -247,7 +247,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		norm: aliases,
 		res: &Result{
 			Candidates: []Candidate{}, Conflicts: []Conflict{}, Notes: []Note{},
-			Pins: []string{}, Prepull: []string{}, PinMode: pin.Strict, Versions: []ComponentVersion{},
+			Pins: []string{}, Prepull: []string{}, PinMode: pin.ModeStrict, Versions: []ComponentVersion{},
 			AliasRules: aliasRules(opts.Aliases),
 		},
 	}
@@ -495,7 +495,7 @@ func (r *resolver) chooseRuntime() {
 	}
 	switch r.runtime {
 	case runtimeCRIO:
-		r.res.PinMode = pin.CRIOCompat
+		r.res.PinMode = pin.ModeCRIOCompat
 	case runtimeContainerd:
 		if r.ctr == nil && len(r.ctrs) > 0 {
 			r.note(Note{Kind: KindContainerdCRIDisabled, Component: runtimeContainerd}, "containerd is the runtime but every containerd config found disables CRI: it is configured elsewhere (containerd --config)")
