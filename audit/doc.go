@@ -23,7 +23,7 @@
 // each runtime looks its sandbox image up:
 //
 //	images, err := audit.ReadImages(f)
-//	v, err := audit.Judge(res, audit.Observation[*audit.ListedImage]{Images: images})
+//	v, err := audit.Judge(res, audit.ListedObservation{Images: images})
 //
 // [Judge] reads nothing itself: it takes what the caller got from a live
 // runtime (criinfo/cri), a `crictl images -o json` capture, or a test, as

@@ -32,6 +32,13 @@ type Observation[I Image] struct {
 	Lookup Lookup
 }
 
+// ListedObservation is the usual Observation: the images of
+// [ReadImages] (crictl images -o json) or a program's own [*ListedImage]s.
+// It is a type alias, so Judge(res, ListedObservation{Images: imgs}) is
+// Judge(res, Observation[*ListedImage]{Images: imgs}); an importer holding
+// cri-api's images writes Observation[*runtimeapi.Image] instead.
+type ListedObservation = Observation[*ListedImage]
+
 // Image is what a verdict reads of a stored image: its names and the
 // runtime's own pinned flag. The generated *runtimeapi.Image of
 // k8s.io/cri-api satisfies it.

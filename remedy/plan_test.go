@@ -145,7 +145,7 @@ func TestSampleNodes(t *testing.T) {
 					var judge func(*resolve.Result) (*audit.Verdict, error)
 					var v *audit.Verdict
 					if images != "" {
-						obs := audit.Observation[*audit.ListedImage]{Images: canonicalImages(t, res)}
+						obs := audit.ListedObservation{Images: canonicalImages(t, res)}
 						if images == "unpinned" {
 							obs.Images = unpinnedImages(t, res)
 						}

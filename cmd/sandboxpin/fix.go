@@ -140,7 +140,7 @@ func planNode(ctx context.Context, n *nodeFlags) (*remedy.Plan, *cri.Client, err
 		if err != nil {
 			return nil, client, fail(exitError, "%v", err)
 		}
-		obs := audit.Observation[*audit.ListedImage]{Images: images}
+		obs := audit.ListedObservation{Images: images}
 		judge = func(r *resolve.Result) (*audit.Verdict, error) { return audit.Judge(r, obs) }
 	case client != nil:
 		rctx, cancel := context.WithTimeout(ctx, dialTimeout)
