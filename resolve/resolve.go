@@ -224,6 +224,12 @@ type Result struct {
 // nothing but Root and Live, and is safe for concurrent use with distinct
 // Options.
 func Resolve(ctx context.Context, opts Options) (*Result, error) {
+	res, err := resolveNode(ctx, opts)
+	return res, exportErr(err)
+}
+
+// resolveNode is Resolve, with the readers' own ConfigError.
+func resolveNode(ctx context.Context, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
