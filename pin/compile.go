@@ -14,19 +14,20 @@ import (
 type Option func(*options)
 
 type options struct {
-	aliases    *reference.Aliases
-	aliasesSet bool
-	mode       Mode
-	source     string
-	labels     []string // CRIDockerdCompat: WithImageLabels
-	sandbox    string   // CRIDockerdCompat: WithSandboxImage
+	aliases *reference.Aliases
+	mode    Mode
+	source  string
+	labels  []string // CRIDockerdCompat: WithImageLabels
+	sandbox string   // CRIDockerdCompat: WithSandboxImage
 }
 
 // WithAliases sets the registry aliases that Strict patterns and image names
-// are canonicalized with. The default is [reference.DefaultAliases]; nil means
-// none. CRIOCompat and CRIDockerdCompat ignore aliases.
+// are canonicalized with. The default, and what nil means, is
+// [reference.DefaultAliases], as in every package here; pass
+// [reference.NoAliases] for none. ModeCRIOCompat and ModeCRIDockerdCompat
+// ignore aliases.
 func WithAliases(a *reference.Aliases) Option {
-	return func(o *options) { o.aliases, o.aliasesSet = a, true }
+	return func(o *options) { o.aliases = a }
 }
 
 // WithMode sets how patterns are read: [ModeStrict] (the default),
@@ -103,7 +104,7 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 			opt(&o)
 		}
 	}
-	if !o.aliasesSet {
+	if o.aliases == nil {
 		o.aliases = reference.DefaultAliases()
 	}
 	if o.mode > ModeCRIDockerdCompat {

@@ -145,10 +145,22 @@ func TestWithAliases(t *testing.T) {
 	assert.True(t, m.IsPinned("mirror.corp:5000/k8s/pause:3.10"))
 	assert.False(t, m.IsPinned("mirror.corp:5000/k8sx/pause:3.10"))
 
-	none, err := Compile([]string{"registry.k8s.io/pause:3.10"}, WithAliases(nil))
-	require.NoError(t, err)
-	assert.False(t, none.IsPinned("k8s.gcr.io/pause:3.10"), "no aliases")
-	assert.True(t, none.IsPinned("registry.k8s.io/pause:3.10"))
+	// nil is the defaults, as resolve.Options.Aliases nil is (issue 52);
+	// reference.NoAliases is none.
+	for _, tt := range []struct {
+		name    string
+		aliases *reference.Aliases
+		gcr     bool // k8s.gcr.io/pause:3.10 is pinned
+	}{
+		{"nil", nil, true},
+		{"defaults", reference.DefaultAliases(), true},
+		{"none", reference.NoAliases(), false},
+	} {
+		m, err := Compile([]string{"registry.k8s.io/pause:3.10"}, WithAliases(tt.aliases))
+		require.NoError(t, err, tt.name)
+		assert.Equal(t, tt.gcr, m.IsPinned("k8s.gcr.io/pause:3.10"), tt.name)
+		assert.True(t, m.IsPinned("registry.k8s.io/pause:3.10"), tt.name)
+	}
 }
 
 func TestJoin(t *testing.T) {

@@ -186,7 +186,8 @@
 // # Conflicts and notes
 //
 // Images are compared alias- and digest-aware with reference.Aliases.Equal
-// (Options.Aliases, default reference.DefaultAliases): "k8s.gcr.io/pause:3.9"
+// (Options.Aliases: nil is reference.DefaultAliases, as in every package
+// here, and reference.NoAliases() none): "k8s.gcr.io/pause:3.9"
 // against "registry.k8s.io/pause:3.9", or a tag against the same tag with a
 // digest, is a note; different images are a [Conflict] whose Message says
 // which file and key to change. The kubelet flag is a conflict when it
@@ -217,7 +218,7 @@
 //
 // A Result marshals to JSON with every field it holds, the aliases it was
 // compared with included (Result.AliasRules, key "aliases", omitted for the
-// defaults), so that a Result read back from `sandboxpin resolve -o json`
+// defaults, [] for none), so that a Result read back from `sandboxpin resolve -o json`
 // gives the same Matcher and the same audit verdict as the one Resolve
 // returned.
 //

@@ -111,11 +111,12 @@ func (r *Result) invalidReference(image string) bool {
 // Options, else [reference.DefaultAliases]), from r.AliasRules: compare
 // names with them, as Matcher does. A nil r or a Result with nil
 // AliasRules has the defaults; AliasRules that do not form a valid set
-// (a hand-edited JSON) have none, and Matcher returns their error.
+// (a hand-edited JSON) have none ([reference.NoAliases]), and Matcher
+// returns their error.
 func (r *Result) Aliases() *reference.Aliases {
 	a, err := r.aliasSet()
 	if err != nil {
-		return nil
+		return reference.NoAliases()
 	}
 	return a
 }

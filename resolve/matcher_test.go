@@ -126,6 +126,7 @@ func TestResultAliasRules(t *testing.T) {
 		{name: "a mirror", opts: mirrored, wantRules: mirrored.Rules(), wantJSON: `"aliases":[`,
 			equal: []string{"mirror.example.com/k8s/pause:3.10.1", "registry.k8s.io/pause:3.10.1"}},
 		{name: "none", opts: none, wantRules: []reference.Alias{}, wantJSON: `"aliases":[]`},
+		{name: "NoAliases", opts: reference.NoAliases(), wantRules: []reference.Alias{}, wantJSON: `"aliases":[]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,7 +155,7 @@ func TestResultAliasRules(t *testing.T) {
 	bad := &Result{SandboxImage: "registry.k8s.io/pause:3.10.1", AliasRules: []reference.Alias{{From: "a.example", To: "a.example"}}}
 	_, err = bad.Matcher()
 	require.ErrorIs(t, err, reference.ErrAliasCycle)
-	assert.Nil(t, bad.Aliases())
+	assert.Same(t, reference.NoAliases(), bad.Aliases(), "invalid rules are none, not the defaults a nil would mean")
 	var nilRes *Result
 	assert.Equal(t, reference.DefaultAliases(), nilRes.Aliases())
 }

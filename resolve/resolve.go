@@ -73,7 +73,8 @@ type Options struct {
 	RuntimeVersion string
 
 	// Aliases are the registry aliases used for every comparison;
-	// reference.DefaultAliases() when nil.
+	// nil means reference.DefaultAliases(), as in pin.WithAliases, and
+	// reference.NoAliases() is none.
 	Aliases *reference.Aliases
 
 	// BinaryVersion, when set, is asked for the version of a node binary
@@ -199,11 +200,12 @@ type Result struct {
 	// component has Used set.
 	Versions []ComponentVersion `json:"versions"`
 	// AliasRules are the registry aliases of Options.Aliases, as
-	// [reference.Aliases.Rules] gives them; nil when Options.Aliases was
-	// nil or [reference.DefaultAliases], which then apply. [Result.Aliases]
-	// turns them back into the set Resolve compared with, so that a Result
-	// read back from its JSON compares as the one Resolve returned. An
-	// empty, non-nil slice means no aliases at all (JSON "aliases": []).
+	// [reference.Aliases.Rules] gives them, with the meaning an *Aliases
+	// has everywhere: nil (JSON key absent) is the defaults (Options.Aliases
+	// nil or [reference.DefaultAliases]), an empty slice (JSON "aliases": [],
+	// from [reference.NoAliases]) is none. [Result.Aliases] turns them back
+	// into the set Resolve compared with, so that a Result read back from
+	// its JSON compares as the one Resolve returned.
 	AliasRules []reference.Alias `json:"aliases,omitzero"`
 	// RuntimeCommand is what the runtime's command line says about its
 	// configuration (a config file, a drop-in directory, a pause image),
