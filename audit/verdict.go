@@ -398,7 +398,7 @@ func (v *Verdict) resultFindings(res *resolve.Result) {
 			if f.Answers != n.Kind {
 				continue
 			}
-			if n.Origin != "" && n.Origin == f.Where() {
+			if n.Origin() != "" && n.Origin() == f.Where() {
 				return f.Urgency, true
 			}
 			if first == nil {
@@ -421,7 +421,7 @@ func (v *Verdict) resultFindings(res *resolve.Result) {
 		all = append(all, finding{n, resolve.UrgencyUnprotected})
 	}
 	for _, c := range res.Conflicts {
-		n := resolve.Note{Kind: c.Kind, Component: c.Component, Version: c.Version, Origin: c.Origin, Message: c.Message}
+		n := resolve.Note{Kind: c.Kind, Component: c.Component, Version: c.Version, Location: c.Location, Message: c.Message}
 		u, _ := urgency(n)
 		all = append(all, finding{n, u})
 	}

@@ -304,12 +304,12 @@ func kinds(res *resolve.Result, k resolve.Kind) []string {
 	var at []string
 	for _, c := range res.Conflicts {
 		if c.Kind == k {
-			at = append(at, c.Origin)
+			at = append(at, c.Origin())
 		}
 	}
 	for _, n := range res.Notes {
 		if n.Kind == k {
-			at = append(at, n.Origin)
+			at = append(at, n.Origin())
 		}
 	}
 	return at
