@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -132,7 +133,8 @@ type Step struct {
 	Message string `json:"message"`
 }
 
-// For plans the remedy of the node whose files are root, resolved as res
+// For plans the remedy of the node whose files are root (as
+// [resolve.Options.Root]: nil is resolve.DirFS("/")), resolved as res
 // and judged as v (nil when the runtime's images are not known: the plan
 // then answers res.Fixes only). Every fix with a place in a file becomes an
 // edit that changes only the bytes of its value or line; a change of the
@@ -145,9 +147,15 @@ type Step struct {
 // *fs.PathError when a file cannot be read.
 //
 // Check the plan with [Verify] before applying it.
-func For(res *resolve.Result, v *audit.Verdict, root fs.FS) (*Plan, error) {
-	if res == nil || root == nil {
-		return nil, errors.New("remedy: nil result or root")
+func For(ctx context.Context, res *resolve.Result, v *audit.Verdict, root fs.FS) (*Plan, error) {
+	if res == nil {
+		return nil, errors.New("remedy: nil result")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if root == nil {
+		root = resolve.DirFS("/")
 	}
 	p := &planner{res: res, v: v, root: root, files: map[string]*file{}}
 	fixes := res.Fixes
