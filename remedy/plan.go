@@ -120,9 +120,14 @@ type Step struct {
 	From  string `json:"from,omitempty"`
 	// Version is the least version to upgrade Component to.
 	Version string `json:"version,omitempty"`
-	// Commands are the commands that take the step, alternatives one a
-	// line (a pull through CRI, then the tag of the stored image).
+	// Commands are the commands that take the step, a sequence: run every
+	// one, in order (a pull through CRI).
 	Commands []string `json:"commands,omitempty"`
+	// Alternatives are other ways to take the step, for a node where
+	// Commands cannot run: each a sequence of its own, run instead of
+	// Commands (the tag of the image stored under another name, on a node
+	// that cannot pull). Empty when there is no other way.
+	Alternatives [][]string `json:"alternatives,omitempty"`
 	// Done says the step was taken (a pull through CRI by the command).
 	Done bool `json:"done,omitempty"`
 	// Alternative says the step answers a finding that an edit or a step

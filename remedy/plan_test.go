@@ -92,6 +92,12 @@ func render(p *Plan) string {
 		for _, c := range s.Commands {
 			fmt.Fprintf(&b, "  $ %s\n", c)
 		}
+		for _, alt := range s.Alternatives {
+			b.WriteString("  or:\n")
+			for _, c := range alt {
+				fmt.Fprintf(&b, "  $ %s\n", c)
+			}
+		}
 	}
 	return b.String()
 }

@@ -209,6 +209,12 @@ func printPlan(w io.Writer, p *remedy.Plan, write bool) {
 		for _, cmd := range s.Commands {
 			fmt.Fprintf(w, "     %s\n", cmd)
 		}
+		for _, alt := range s.Alternatives {
+			fmt.Fprintln(w, "   or, where that cannot be done:")
+			for _, cmd := range alt {
+				fmt.Fprintf(w, "     %s\n", cmd)
+			}
+		}
 	}
 	if !write && len(p.Edits) > 0 {
 		fmt.Fprintln(w, "\nNothing was written: run again with --write to write the edits.")
