@@ -29,7 +29,9 @@ func (r *resolver) checkKubeletVersion() {
 	if def == "" {
 		return
 	}
-	kn := func(k Kind) finding { return withOrigin("", Note{Kind: k, Component: releases.Kubelet, Version: kubeletVer}) }
+	kn := func(k Kind) finding {
+		return withOrigin("", Note{Kind: k, Component: releases.Kubelet, Version: kubeletVer})
+	}
 	switch {
 	case r.winner.Image == "":
 		r.note(kn(KindKubeletProtectsDefault), releases.KubeletProtectsDefault.Note(), kubeletVer, def, config.KubeletSandboxFlag)
