@@ -8,11 +8,11 @@ import (
 )
 
 // pinnedImagesFlag is the flag of cri-dockerd 0.4.7 and later whose
-// entries it pins (cri-dockerd#571; pin.CRIDockerdCompat).
+// entries it pins (cri-dockerd#571; pin.ModeCRIDockerdCompat).
 const pinnedImagesFlag = "--pinned-images"
 
 // pinnedImagesFix is the fix for an image that cri-dockerd 0.4.7 or later
-// (res.PinMode pin.CRIDockerdCompat) stores but does not pin: add its name
+// (res.PinMode pin.ModeCRIDockerdCompat) stores but does not pin: add its name
 // as `docker images` shows it (its first repo tag, else its first repo
 // digest) to --pinned-images in the ExecStart that the result's
 // KindCRIDockerdPinsFlags note locates. A repeated flag is read both if
@@ -20,7 +20,7 @@ const pinnedImagesFlag = "--pinned-images"
 // (config.PinnedListEntries). It is nil on any other node, and for an
 // image without a name.
 func pinnedImagesFix(res *resolve.Result, img Image, answers resolve.Kind) *resolve.Fix {
-	if res.PinMode != pin.CRIDockerdCompat || img == nil || isNil(img) {
+	if res.PinMode != pin.ModeCRIDockerdCompat || img == nil || isNil(img) {
 		return nil
 	}
 	name := ""

@@ -38,7 +38,7 @@ func TestPinnedImagesFix(t *testing.T) {
 			root := resolve.DirFS("../resolve/testdata/nodes/cri-dockerd-0.4.7-pinned")
 			res, err := resolve.Resolve(context.Background(), resolve.Options{Root: root, RuntimeVersion: tt.version})
 			require.NoError(t, err)
-			v, err := Judge(res, Observation[*ListedImage]{Images: tt.images})
+			v, err := Judge(res, ListedObservation{Images: tt.images})
 			require.NoError(t, err)
 			require.NotNil(t, v.Fix)
 			assert.Equal(t, StatusUnpinned, v.Status)

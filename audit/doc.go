@@ -23,7 +23,7 @@
 // each runtime looks its sandbox image up:
 //
 //	images, err := audit.ReadImages(f)
-//	v, err := audit.Judge(res, audit.Observation[*audit.ListedImage]{Images: images})
+//	v, err := audit.Judge(res, audit.ListedObservation{Images: images})
 //
 // [Judge] reads nothing itself: it takes what the caller got from a live
 // runtime (criinfo/cri), a `crictl images -o json` capture, or a test, as
@@ -40,7 +40,10 @@
 // # What counts
 //
 // The sandbox image is found among the stored images under any spelling
-// (the aliases the result was resolved with, Docker Hub's forms, digests,
+// (the aliases the result was resolved with, [resolve.Result.Aliases]:
+// absent AliasRules are the defaults, an empty list none, as a nil
+// *reference.Aliases is the defaults and reference.NoAliases() none in
+// every package here; Docker Hub's forms, digests,
 // the ID), preferring the configured string itself. It must be pinned by
 // the runtime (its own Image.pinned), and stored under the configured name,
 // which is what the runtime looks up when it starts a pod sandbox

@@ -28,7 +28,7 @@ func ExampleJudge() {
 		fmt.Println(err)
 		return
 	}
-	v, err := audit.Judge(res, audit.Observation[*audit.ListedImage]{Images: images})
+	v, err := audit.Judge(res, audit.ListedObservation{Images: images})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -52,7 +52,7 @@ func ExampleJudge_willNotStart() {
 		return
 	}
 	images := []*audit.ListedImage{{ID: "sha256:1", RepoTags: []string{"registry.k8s.io/pause:3.10.2"}, Pinned: true}}
-	v, err := audit.Judge(res, audit.Observation[*audit.ListedImage]{Images: images, Lookup: audit.LookupFound})
+	v, err := audit.Judge(res, audit.ListedObservation{Images: images, Lookup: audit.LookupFound})
 	if err != nil {
 		fmt.Println(err)
 		return

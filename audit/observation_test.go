@@ -30,18 +30,18 @@ func TestJudgeObservation(t *testing.T) {
 	pinned := []*ListedImage{{ID: "sha256:1", RepoTags: []string{full}, Pinned: true}}
 	tests := []struct {
 		name       string
-		obs        Observation[*ListedImage]
+		obs        ListedObservation
 		want       Status
 		wantStored bool  // Sandbox.StoredAsConfigured
 		wantErr    error // with errors.Is, or nil
 	}{
-		{name: "not asked: predicted", obs: Observation[*ListedImage]{Images: pinned}, want: StatusOK, wantStored: true},
-		{name: "found", obs: Observation[*ListedImage]{Images: pinned, Lookup: LookupFound}, want: StatusOK, wantStored: true},
-		{name: "not found", obs: Observation[*ListedImage]{Images: pinned, Lookup: LookupNotFound}, want: StatusNotStoredAsConfigured},
-		{name: "not asked, nothing stored", obs: Observation[*ListedImage]{}, want: StatusAbsent},
-		{name: "a nil image", obs: Observation[*ListedImage]{Images: []*ListedImage{nil}}, want: StatusAbsent},
-		{name: "found, but no images at all", obs: Observation[*ListedImage]{Lookup: LookupFound}, wantErr: ErrInvalidObservation},
-		{name: "no such lookup", obs: Observation[*ListedImage]{Images: pinned, Lookup: "maybe"}, wantErr: ErrInvalidObservation},
+		{name: "not asked: predicted", obs: ListedObservation{Images: pinned}, want: StatusOK, wantStored: true},
+		{name: "found", obs: ListedObservation{Images: pinned, Lookup: LookupFound}, want: StatusOK, wantStored: true},
+		{name: "not found", obs: ListedObservation{Images: pinned, Lookup: LookupNotFound}, want: StatusNotStoredAsConfigured},
+		{name: "not asked, nothing stored", obs: ListedObservation{}, want: StatusAbsent},
+		{name: "a nil image", obs: ListedObservation{Images: []*ListedImage{nil}}, want: StatusAbsent},
+		{name: "found, but no images at all", obs: ListedObservation{Lookup: LookupFound}, wantErr: ErrInvalidObservation},
+		{name: "no such lookup", obs: ListedObservation{Images: pinned, Lookup: "maybe"}, wantErr: ErrInvalidObservation},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestJudgeWillNotStart(t *testing.T) {
 	require.NotNil(t, res.Fix)
 	require.Equal(t, resolve.KindKubeletRejectsFlag, res.Fix.Answers)
 
-	v, err := Judge(res, Observation[*ListedImage]{Images: images, Lookup: LookupFound})
+	v, err := Judge(res, ListedObservation{Images: images, Lookup: LookupFound})
 	require.NoError(t, err)
 	assert.Equal(t, StatusWillNotStart, v.Status)
 	assert.False(t, v.Protected())
@@ -97,7 +97,7 @@ func TestJudgeWillNotStart(t *testing.T) {
 
 	// The same node with an older kubelet: notes only, and OK.
 	opts.KubeletVersion = "1.33.0"
-	v, err = Judge(sampleNode(t, "kubelet-flag-dropin", opts), Observation[*ListedImage]{Images: images, Lookup: LookupFound})
+	v, err = Judge(sampleNode(t, "kubelet-flag-dropin", opts), ListedObservation{Images: images, Lookup: LookupFound})
 	require.NoError(t, err)
 	assert.Equal(t, StatusOK, v.Status)
 	assert.True(t, v.Protected())
@@ -107,7 +107,7 @@ func TestJudgeWillNotStart(t *testing.T) {
 	// status is the worst; the findings and fixes are all there, in order.
 	images[0].Pinned = false
 	opts.KubeletVersion = "1.35.0"
-	v, err = Judge(res, Observation[*ListedImage]{Images: images, Lookup: LookupFound})
+	v, err = Judge(res, ListedObservation{Images: images, Lookup: LookupFound})
 	require.NoError(t, err)
 	assert.Equal(t, StatusWillNotStart, v.Status)
 	var kinds []resolve.Kind

@@ -32,6 +32,13 @@ type Observation[I Image] struct {
 	Lookup Lookup
 }
 
+// ListedObservation is the usual Observation: the images of
+// [ReadImages] (crictl images -o json) or a program's own [*ListedImage]s.
+// It is a type alias, so Judge(res, ListedObservation{Images: imgs}) is
+// Judge(res, Observation[*ListedImage]{Images: imgs}); an importer holding
+// cri-api's images writes Observation[*runtimeapi.Image] instead.
+type ListedObservation = Observation[*ListedImage]
+
 // Image is what a verdict reads of a stored image: its names and the
 // runtime's own pinned flag. The generated *runtimeapi.Image of
 // k8s.io/cri-api satisfies it.
@@ -391,7 +398,7 @@ func (v *Verdict) resultFindings(res *resolve.Result) {
 			if f.Answers != n.Kind {
 				continue
 			}
-			if n.Origin != "" && n.Origin == f.Where() {
+			if n.Origin() != "" && n.Origin() == f.Where() {
 				return f.Urgency, true
 			}
 			if first == nil {
@@ -414,7 +421,7 @@ func (v *Verdict) resultFindings(res *resolve.Result) {
 		all = append(all, finding{n, resolve.UrgencyUnprotected})
 	}
 	for _, c := range res.Conflicts {
-		n := resolve.Note{Kind: c.Kind, Component: c.Component, Version: c.Version, Origin: c.Origin, Message: c.Message}
+		n := resolve.Note{Kind: c.Kind, Component: c.Component, Version: c.Version, Location: c.Location, Message: c.Message}
 		u, _ := urgency(n)
 		all = append(all, finding{n, u})
 	}

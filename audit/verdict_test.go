@@ -207,7 +207,7 @@ func TestJudgeInvalidSandbox(t *testing.T) {
 			assert.False(t, v.Sandbox.Present)
 			require.NotEmpty(t, v.Findings)
 			assert.Equal(t, resolve.KindInvalidReference, v.Findings[0].Kind)
-			assert.Equal(t, "/etc/containerd/config.toml:3", v.Findings[0].Origin)
+			assert.Equal(t, "/etc/containerd/config.toml:3", v.Findings[0].Origin())
 			require.NotNil(t, v.Fix)
 			assert.Equal(t, resolve.KindInvalidReference, v.Fix.Answers)
 			assert.Equal(t, resolve.ActionEdit, v.Fix.Action)

@@ -41,7 +41,7 @@ func TestLiveCRIO(t *testing.T) {
 	// crio.conf.d, as CRI-O reads them.
 	assertResolves(t, c.Dir, c.Endpoint, configured)
 
-	// The node's pinned_images reproduce CRI-O (pin.CRIOCompat: the alias
+	// The node's pinned_images reproduce CRI-O (pin.ModeCRIOCompat: the alias
 	// does not pin the stored name); the shim adds the sandbox image as a
 	// strict, alias-aware rule of its own, so no --pin is needed.
 	shimPath := filepath.Join(shortTempDir(t), "shim.sock")

@@ -66,8 +66,8 @@ func patchMatchers(t testing.TB) []*pin.Matcher {
 		nil,
 		compile([]string{"*app*"}),
 		compile([]string{fmt.Sprintf(idPattern, 2)}),
-		compile([]string{"**"}, pin.WithMode(pin.CRIOCompat)),
-		compile([]string{"busybox"}, pin.WithMode(pin.CRIOCompat)),
+		compile([]string{"**"}, pin.WithMode(pin.ModeCRIOCompat)),
+		compile([]string{"busybox"}, pin.WithMode(pin.ModeCRIOCompat)),
 	}
 }
 

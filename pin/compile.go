@@ -14,23 +14,24 @@ import (
 type Option func(*options)
 
 type options struct {
-	aliases    *reference.Aliases
-	aliasesSet bool
-	mode       Mode
-	source     string
-	labels     []string // CRIDockerdCompat: WithImageLabels
-	sandbox    string   // CRIDockerdCompat: WithSandboxImage
+	aliases *reference.Aliases
+	mode    Mode
+	source  string
+	labels  []string // CRIDockerdCompat: WithImageLabels
+	sandbox string   // CRIDockerdCompat: WithSandboxImage
 }
 
 // WithAliases sets the registry aliases that Strict patterns and image names
-// are canonicalized with. The default is [reference.DefaultAliases]; nil means
-// none. CRIOCompat and CRIDockerdCompat ignore aliases.
+// are canonicalized with. The default, and what nil means, is
+// [reference.DefaultAliases], as in every package here; pass
+// [reference.NoAliases] for none. ModeCRIOCompat and ModeCRIDockerdCompat
+// ignore aliases.
 func WithAliases(a *reference.Aliases) Option {
-	return func(o *options) { o.aliases, o.aliasesSet = a, true }
+	return func(o *options) { o.aliases = a }
 }
 
-// WithMode sets how patterns are read: [Strict] (the default),
-// [CRIOCompat] or [CRIDockerdCompat].
+// WithMode sets how patterns are read: [ModeStrict] (the default),
+// [ModeCRIOCompat] or [ModeCRIDockerdCompat].
 func WithMode(m Mode) Option {
 	return func(o *options) { o.mode = m }
 }
@@ -103,14 +104,14 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 			opt(&o)
 		}
 	}
-	if !o.aliasesSet {
+	if o.aliases == nil {
 		o.aliases = reference.DefaultAliases()
 	}
-	if o.mode > CRIDockerdCompat {
+	if o.mode > ModeCRIDockerdCompat {
 		return nil, fmt.Errorf("pin: unknown mode %d", uint8(o.mode))
 	}
-	if o.mode != CRIDockerdCompat && (len(o.labels) > 0 || o.sandbox != "") {
-		return nil, fmt.Errorf("pin: image labels and a sandbox image need mode %s, not %s", CRIDockerdCompat, o.mode)
+	if o.mode != ModeCRIDockerdCompat && (len(o.labels) > 0 || o.sandbox != "") {
+		return nil, fmt.Errorf("pin: image labels and a sandbox image need mode %s, not %s", ModeCRIDockerdCompat, o.mode)
 	}
 	c := compiler{
 		m: &Matcher{
@@ -119,7 +120,7 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 		},
 		source: o.source,
 	}
-	if o.mode == Strict {
+	if o.mode == ModeStrict {
 		c.resolved = o.aliases.Resolved()
 		for _, a := range c.resolved {
 			d, _, _ := strings.Cut(a.From, "/")
@@ -137,7 +138,7 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 			c.m.hubAliased = c.m.hubAliased || slices.ContainsFunc(hub, func(h string) bool { return strings.EqualFold(h, d) })
 		}
 	}
-	if o.mode == CRIDockerdCompat {
+	if o.mode == ModeCRIDockerdCompat {
 		c.m.dockerd = &criDockerdRules{sandbox: o.sandbox}
 		if o.sandbox != "" {
 			c.m.dockerd.sandboxR = c.rule(-1, o.sandbox, KindSandbox)
@@ -151,9 +152,9 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 	for i, p := range patterns {
 		var err error
 		switch o.mode {
-		case CRIOCompat:
+		case ModeCRIOCompat:
 			err = c.addCRIO(i, p)
-		case CRIDockerdCompat:
+		case ModeCRIDockerdCompat:
 			c.addCRIDockerd(i, p)
 		default:
 			err = c.addStrict(i, p)

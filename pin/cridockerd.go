@@ -60,7 +60,7 @@ type Labeled interface {
 }
 
 // WithImageLabels adds cri-dockerd's --pinned-image-labels selectors to a
-// [CRIDockerdCompat] matcher: "key" pins an image that has the label key
+// [ModeCRIDockerdCompat] matcher: "key" pins an image that has the label key
 // with any value, "key=value" one with that value. Entries are trimmed and
 // "" is skipped, as cri-dockerd does. [Match.Index] of a label rule is its
 // index in selectors. Compile returns an error for selectors in any other
@@ -69,7 +69,7 @@ func WithImageLabels(selectors ...string) Option {
 	return func(o *options) { o.labels = append(o.labels, selectors...) }
 }
 
-// WithSandboxImage sets the sandbox image that a [CRIDockerdCompat]
+// WithSandboxImage sets the sandbox image that a [ModeCRIDockerdCompat]
 // matcher pins, as cri-dockerd does beside its flags: an image is pinned
 // when one of its repo tags equals image exactly, without normalization.
 // Give the image cri-dockerd uses (its --pod-infra-container-image, or its

@@ -62,7 +62,7 @@ func TestCRIDockerdCompat(t *testing.T) {
 	for _, tt := range criDockerdCases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			m, err := Compile(tt.patterns, WithMode(CRIDockerdCompat), WithImageLabels(tt.selectors...),
+			m, err := Compile(tt.patterns, WithMode(ModeCRIDockerdCompat), WithImageLabels(tt.selectors...),
 				WithSandboxImage(tt.sandbox), WithSource("cri-dockerd.service"))
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, m.IsPinnedImage(tt.img), "CRIDockerdCompat %q %q IsPinnedImage(%+v)", tt.patterns, tt.selectors, tt.img)
@@ -95,7 +95,7 @@ func TestCRIDockerdCompat(t *testing.T) {
 
 func TestCRIDockerdExplain(t *testing.T) {
 	t.Parallel()
-	m, err := Compile([]string{"quay.io/*", "nginx", "nginx:1.27"}, WithMode(CRIDockerdCompat),
+	m, err := Compile([]string{"quay.io/*", "nginx", "nginx:1.27"}, WithMode(ModeCRIDockerdCompat),
 		WithImageLabels("", "tier=platform"), WithSandboxImage("registry.k8s.io/pause:3.10"))
 	require.NoError(t, err)
 	tests := []struct {
@@ -134,10 +134,10 @@ func TestCRIDockerdCompileOptions(t *testing.T) {
 	t.Parallel()
 	_, err := Compile(nil, WithImageLabels("pin"))
 	require.Error(t, err, "labels need CRIDockerdCompat")
-	_, err = Compile(nil, WithMode(CRIOCompat), WithSandboxImage("pause:3.10"))
+	_, err = Compile(nil, WithMode(ModeCRIOCompat), WithSandboxImage("pause:3.10"))
 	require.Error(t, err, "a sandbox image needs CRIDockerdCompat")
 	// cri-dockerd accepts every entry; so does Compile.
-	m, err := Compile([]string{"*", "**", "\xff", "docker.io/library/x", "a b", "@"}, WithMode(CRIDockerdCompat))
+	m, err := Compile([]string{"*", "**", "\xff", "docker.io/library/x", "a b", "@"}, WithMode(ModeCRIDockerdCompat))
 	require.NoError(t, err)
 	assert.Equal(t, 6, m.Len())
 }

@@ -20,7 +20,9 @@
 // cri-dockerd compare the configured name as a raw string, so
 // "k8s.gcr.io/pause:3.10.1" configured does not pin the same image stored as
 // "registry.k8s.io/pause:3.10.1"; CRI-O's globs are unanchored and
-// case-insensitive. Strict mode compares canonical, alias-aware references;
+// case-insensitive. Strict mode compares canonical, alias-aware references
+// ([WithAliases]: nil or not given is reference.DefaultAliases, as in every
+// sandboxpin package; reference.NoAliases() is none);
 // CRIOCompat mode predicts what CRI-O does, and CRIDockerdCompat mode what
 // cri-dockerd 0.4.7 and later do with --pinned-images and
 // --pinned-image-labels: raw strings against Docker's familiar names, so

@@ -92,7 +92,7 @@ func ExampleMatcher_Explain() {
 func ExampleWithMode() {
 	// What CRI-O does with pinned_images = ["registry.k8s.io/*"]: an
 	// unanchored, case-insensitive match.
-	crio, err := pin.Compile([]string{"registry.k8s.io/*"}, pin.WithMode(pin.CRIOCompat))
+	crio, err := pin.Compile([]string{"registry.k8s.io/*"}, pin.WithMode(pin.ModeCRIOCompat))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -152,7 +152,7 @@ func (i *dockerImage) GetLabels() map[string]string { return i.Labels }
 // nothing, and CRIDockerdNeverMatches says so.
 func ExampleCRIDockerdNeverMatches() {
 	patterns := []string{"nginx", "docker.io/library/redis:7.4", "registry.k8s.io/coredns/*"}
-	m, err := pin.Compile(patterns, pin.WithMode(pin.CRIDockerdCompat),
+	m, err := pin.Compile(patterns, pin.WithMode(pin.ModeCRIDockerdCompat),
 		pin.WithImageLabels("tier=platform"), pin.WithSandboxImage("registry.k8s.io/pause:3.10"))
 	if err != nil {
 		fmt.Println(err)

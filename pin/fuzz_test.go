@@ -163,7 +163,7 @@ func FuzzCRIOCompat(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, patterns, name string) {
 		list := strings.Split(patterns, "\n")
-		m, err := Compile(list, WithMode(CRIOCompat))
+		m, err := Compile(list, WithMode(ModeCRIOCompat))
 		crioPanics := false
 		for _, p := range list {
 			crioPanics = crioPanics || p == "*" || !utf8.ValidString(p)
@@ -208,7 +208,7 @@ func FuzzCRIDockerdCompat(f *testing.F) {
 			k, v, _ := strings.Cut(l, "=")
 			img.labels[k] = v
 		}
-		m, err := Compile(pl, WithMode(CRIDockerdCompat), WithImageLabels(sl...), WithSandboxImage(sandbox))
+		m, err := Compile(pl, WithMode(ModeCRIDockerdCompat), WithImageLabels(sl...), WithSandboxImage(sandbox))
 		if err != nil {
 			t.Fatalf("Compile(%q, %q, %q, CRIDockerdCompat) = %v; cri-dockerd accepts every entry", pl, sl, sandbox, err)
 		}

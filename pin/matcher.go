@@ -219,7 +219,7 @@ func (m *Matcher) explain(img Image) (hit, bool) {
 		// tags (internal/storage/image.go, parseImageNames, makeRepoDigests
 		// and buildImageResult, cri-o v1.36.3), so "*@*" pins none of those;
 		// seen live, TestLiveCRIOCompat in criinfo/cri.
-		crio := m.mode == CRIOCompat
+		crio := m.mode == ModeCRIOCompat
 		if !crio || len(img.GetRepoTags()) == 0 {
 			for _, s := range img.GetRepoDigests() {
 				if r := m.find(s, &memo); r != noRule {
@@ -252,9 +252,9 @@ func (m *Matcher) findID(id string) int {
 // find returns the rule that pins the name s, or noRule.
 func (m *Matcher) find(s string, memo *nameMemo) int {
 	switch m.mode {
-	case CRIOCompat:
+	case ModeCRIOCompat:
 		return m.findCRIO(s)
-	case CRIDockerdCompat:
+	case ModeCRIDockerdCompat:
 		return m.dockerd.isPinned(s)
 	}
 	if len(s) > reference.MaxInputLength {
@@ -755,7 +755,7 @@ func fastParts(parts []*Matcher) []*Matcher {
 	collect(parts)
 	var same, rest []*Matcher
 	for _, l := range leaves {
-		if l.mode == Strict && (len(same) == 0 || l.aliases == same[0].aliases) {
+		if l.mode == ModeStrict && (len(same) == 0 || l.aliases == same[0].aliases) {
 			same = append(same, l)
 		} else {
 			rest = append(rest, l)
@@ -773,7 +773,7 @@ func fastParts(parts []*Matcher) []*Matcher {
 func mergeStrict(ms []*Matcher) *Matcher {
 	first := ms[0]
 	out := &Matcher{
-		mode:         Strict,
+		mode:         ModeStrict,
 		aliases:      first.aliases,
 		aliasDomains: first.aliasDomains,
 		special:      first.special,

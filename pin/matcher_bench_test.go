@@ -190,7 +190,7 @@ func benchCRIDockerdPatterns(n int) []string {
 
 func benchCRIDockerdMatcher(tb testing.TB, n int) *Matcher {
 	tb.Helper()
-	m, err := Compile(benchCRIDockerdPatterns(n), WithMode(CRIDockerdCompat),
+	m, err := Compile(benchCRIDockerdPatterns(n), WithMode(ModeCRIDockerdCompat),
 		WithImageLabels("io.example.pin", "tier=platform", "a", "b=c", "d"),
 		WithSandboxImage("registry.k8s.io/pause:3.10"))
 	if err != nil {

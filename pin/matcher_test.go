@@ -41,7 +41,7 @@ func TestCRIOCompat(t *testing.T) {
 	for _, tt := range crioCases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			m, err := Compile(tt.patterns, WithMode(CRIOCompat))
+			m, err := Compile(tt.patterns, WithMode(ModeCRIOCompat))
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, m.IsPinned(tt.image), "CRIOCompat %q IsPinned(%q)", tt.patterns, tt.image)
 			assert.Equal(t, tt.want, crioRegexpBaseline(tt.patterns, tt.image), "the regexps CRI-O builds disagree with the table")
@@ -67,8 +67,8 @@ func TestCompileErrors(t *testing.T) {
 		{name: "bad glob prefix", patterns: []string{"registry.k8s.io//*"}, bad: []int{0}},
 		{name: "uppercase glob path", patterns: []string{"registry.k8s.io/Pau*"}, bad: []int{0}},
 		{name: "all reported", patterns: []string{"ok.io/x:1", "*", "", "pause:", "*x"}, bad: []int{1, 3, 4}},
-		{name: "crio star", patterns: []string{"a", "*"}, mode: CRIOCompat, bad: []int{1}},
-		{name: "crio invalid utf-8", patterns: []string{"\xff*"}, mode: CRIOCompat, bad: []int{0}},
+		{name: "crio star", patterns: []string{"a", "*"}, mode: ModeCRIOCompat, bad: []int{1}},
+		{name: "crio invalid utf-8", patterns: []string{"\xff*"}, mode: ModeCRIOCompat, bad: []int{0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,17 +145,29 @@ func TestWithAliases(t *testing.T) {
 	assert.True(t, m.IsPinned("mirror.corp:5000/k8s/pause:3.10"))
 	assert.False(t, m.IsPinned("mirror.corp:5000/k8sx/pause:3.10"))
 
-	none, err := Compile([]string{"registry.k8s.io/pause:3.10"}, WithAliases(nil))
-	require.NoError(t, err)
-	assert.False(t, none.IsPinned("k8s.gcr.io/pause:3.10"), "no aliases")
-	assert.True(t, none.IsPinned("registry.k8s.io/pause:3.10"))
+	// nil is the defaults, as resolve.Options.Aliases nil is (issue 52);
+	// reference.NoAliases is none.
+	for _, tt := range []struct {
+		name    string
+		aliases *reference.Aliases
+		gcr     bool // k8s.gcr.io/pause:3.10 is pinned
+	}{
+		{"nil", nil, true},
+		{"defaults", reference.DefaultAliases(), true},
+		{"none", reference.NoAliases(), false},
+	} {
+		m, err := Compile([]string{"registry.k8s.io/pause:3.10"}, WithAliases(tt.aliases))
+		require.NoError(t, err, tt.name)
+		assert.Equal(t, tt.gcr, m.IsPinned("k8s.gcr.io/pause:3.10"), tt.name)
+		assert.True(t, m.IsPinned("registry.k8s.io/pause:3.10"), tt.name)
+	}
 }
 
 func TestJoin(t *testing.T) {
 	t.Parallel()
 	strict, err := Compile([]string{"registry.k8s.io/pause:3.10"}, WithSource("containerd"))
 	require.NoError(t, err)
-	crio, err := Compile([]string{"quay.io/*"}, WithMode(CRIOCompat), WithSource("crio.conf"))
+	crio, err := Compile([]string{"quay.io/*"}, WithMode(ModeCRIOCompat), WithSource("crio.conf"))
 	require.NoError(t, err)
 	j := Join(strict, nil, crio)
 	assert.True(t, j.IsPinned("k8s.gcr.io/pause:3.10"))
@@ -198,7 +210,7 @@ func TestJoin(t *testing.T) {
 
 func TestModeText(t *testing.T) {
 	t.Parallel()
-	for _, m := range []Mode{Strict, CRIOCompat, CRIDockerdCompat} {
+	for _, m := range []Mode{ModeStrict, ModeCRIOCompat, ModeCRIDockerdCompat} {
 		b, err := m.MarshalText()
 		require.NoError(t, err)
 		var back Mode
@@ -215,7 +227,7 @@ func TestModeText(t *testing.T) {
 	for k, want := range map[Kind]string{KindRepository: "repository", KindPrefix: "prefix", KindLabel: "label", KindSandbox: "sandbox"} {
 		assert.Equal(t, want, k.String())
 	}
-	assert.Equal(t, "cri-dockerd-compat", CRIDockerdCompat.String())
+	assert.Equal(t, "cri-dockerd-compat", ModeCRIDockerdCompat.String())
 	assert.Equal(t, "Kind(99)", Kind(99).String())
 }
 
@@ -315,7 +327,7 @@ func TestCRIOCompatImageNames(t *testing.T) {
 		{pattern: "quay.io/x:1", tagged: true, digest: false},
 	}
 	for _, tt := range tests {
-		m, err := Compile([]string{tt.pattern}, WithMode(CRIOCompat))
+		m, err := Compile([]string{tt.pattern}, WithMode(ModeCRIOCompat))
 		require.NoError(t, err)
 		assert.Equal(t, tt.tagged, m.IsPinnedImage(tagged), "%q on a tagged image", tt.pattern)
 		assert.Equal(t, tt.digest, m.IsPinnedImage(byDigest), "%q on an image pulled by digest only", tt.pattern)
@@ -330,7 +342,7 @@ func TestLen(t *testing.T) {
 	t.Parallel()
 	strict, err := Compile([]string{"registry.k8s.io/pause:3.10", "", "quay.io/*"})
 	require.NoError(t, err)
-	crio, err := Compile([]string{"", "registry.k8s.io/pause:3.10", "*pause*"}, WithMode(CRIOCompat))
+	crio, err := Compile([]string{"", "registry.k8s.io/pause:3.10", "*pause*"}, WithMode(ModeCRIOCompat))
 	require.NoError(t, err)
 	tests := []struct {
 		name string
@@ -395,7 +407,7 @@ func TestPatternErrorBounded(t *testing.T) {
 		{name: "1 MiB pattern", patterns: []string{"pause:3.10", huge}, wantIndex: 1, maxLen: 400},
 		{name: "1 MiB of stars", patterns: []string{strings.Repeat("*", 1<<20)}, maxLen: 400},
 		{name: "100k bad patterns", patterns: many, maxLen: 4000},
-		{name: "100k bad CRI-O patterns", patterns: slices.Repeat([]string{"*"}, 100_000), mode: CRIOCompat, maxLen: 4000},
+		{name: "100k bad CRI-O patterns", patterns: slices.Repeat([]string{"*"}, 100_000), mode: ModeCRIOCompat, maxLen: 4000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -420,7 +432,7 @@ func TestPatternErrorBounded(t *testing.T) {
 func TestCompileNilOption(t *testing.T) {
 	t.Parallel()
 	var none Option
-	m, err := Compile([]string{"registry.k8s.io/pause:3.10"}, none, WithMode(Strict), nil)
+	m, err := Compile([]string{"registry.k8s.io/pause:3.10"}, none, WithMode(ModeStrict), nil)
 	require.NoError(t, err)
 	assert.True(t, m.IsPinned("k8s.gcr.io/pause:3.10"), "the default aliases still apply")
 }

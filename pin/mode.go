@@ -9,34 +9,34 @@ import (
 type Mode uint8
 
 const (
-	// Strict reads patterns as image references, canonicalized and
+	// ModeStrict reads patterns as image references, canonicalized and
 	// alias-aware, with anchored globs. It is the default.
-	Strict Mode = iota
-	// CRIOCompat reproduces what CRI-O does with its pinned_images list:
+	ModeStrict Mode = iota
+	// ModeCRIOCompat reproduces what CRI-O does with its pinned_images list:
 	// raw, case-insensitive strings, unanchored globs. Tools use it to
 	// predict what a CRI-O node pins.
-	CRIOCompat
-	// CRIDockerdCompat reproduces what cri-dockerd 0.4.7 and later do with
+	ModeCRIOCompat
+	// ModeCRIDockerdCompat reproduces what cri-dockerd 0.4.7 and later do with
 	// their --pinned-images and --pinned-image-labels flags: raw,
 	// case-sensitive strings compared with Docker's familiar names, exact
 	// references, bare repositories and trailing-"*" prefixes. Tools use it
 	// to predict what a cri-dockerd node pins; see cridockerd.go.
-	CRIDockerdCompat
+	ModeCRIDockerdCompat
 )
 
 var (
-	_ encoding.TextMarshaler   = Strict
+	_ encoding.TextMarshaler   = ModeStrict
 	_ encoding.TextUnmarshaler = (*Mode)(nil)
 )
 
 // String returns "strict", "crio-compat" or "cri-dockerd-compat".
 func (m Mode) String() string {
 	switch m {
-	case Strict:
+	case ModeStrict:
 		return "strict"
-	case CRIOCompat:
+	case ModeCRIOCompat:
 		return "crio-compat"
-	case CRIDockerdCompat:
+	case ModeCRIDockerdCompat:
 		return "cri-dockerd-compat"
 	}
 	return fmt.Sprintf("Mode(%d)", uint8(m))
@@ -44,7 +44,7 @@ func (m Mode) String() string {
 
 // MarshalText returns the name that String returns.
 func (m Mode) MarshalText() ([]byte, error) {
-	if m > CRIDockerdCompat {
+	if m > ModeCRIDockerdCompat {
 		return nil, fmt.Errorf("pin: unknown mode %d", uint8(m))
 	}
 	return []byte(m.String()), nil
@@ -54,11 +54,11 @@ func (m Mode) MarshalText() ([]byte, error) {
 func (m *Mode) UnmarshalText(text []byte) error {
 	switch string(text) {
 	case "strict":
-		*m = Strict
+		*m = ModeStrict
 	case "crio-compat":
-		*m = CRIOCompat
+		*m = ModeCRIOCompat
 	case "cri-dockerd-compat":
-		*m = CRIDockerdCompat
+		*m = ModeCRIDockerdCompat
 	default:
 		return fmt.Errorf("pin: unknown mode %q, want strict, crio-compat or cri-dockerd-compat", text)
 	}

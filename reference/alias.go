@@ -77,6 +77,12 @@ func rewrite(path string, from, to prefix) string {
 // aliases: [Parse] spells them docker.io always.
 func DefaultAliases() *Aliases { return defaultAliases() }
 
+// NoAliases returns the empty set: no name is rewritten. Pass it where a
+// nil *Aliases would mean the defaults (pin.WithAliases, resolve.Options).
+func NoAliases() *Aliases { return noAliases }
+
+var noAliases = &Aliases{}
+
 var defaultAliases = sync.OnceValue(func() *Aliases {
 	a, err := NewAliases(
 		Alias{From: "k8s.gcr.io", To: "registry.k8s.io"},

@@ -65,7 +65,10 @@
 // # Concurrency and zero values
 //
 // [Ref] and [Aliases] are immutable and safe for concurrent use. A nil
-// *Aliases has no rules: its methods apply none, as [Parse] and [Equal]. The zero
+// *Aliases has no rules: its methods apply none, as [Parse] and [Equal].
+// Where an *Aliases is an input (pin.WithAliases, resolve.Options.Aliases,
+// audit through the resolve.Result) nil means not given: the
+// [DefaultAliases]; [NoAliases] is the explicit empty set. The zero
 // [Ref] is not a reference; no successful parse returns it. It marshals as ""
 // and "" unmarshals to it.
 package reference

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
+
+	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
 // DefaultBackupDir is where Apply keeps the originals, inside the root:
@@ -35,8 +37,12 @@ type ApplyOptions struct {
 	Now func() time.Time
 }
 
-// Apply writes the plan's edits into the node tree at dir, every one or
-// none, marks each written Edit Changed, and sets p.Backup. Nothing outside
+// Apply writes the plan's edits into the node tree at root, every one or
+// none, marks each written Edit Changed, and sets p.Backup. root is the
+// root the plan was made from, as [resolve.Options.Root] takes it: nil is
+// resolve.DirFS("/"); it must be a [resolve.DirFS] (dir below is its
+// directory), any other file system is an error wrapping
+// [resolve.ErrNoRoot]. Nothing outside
 // dir is opened for writing, and no symbolic link is followed out of it: a
 // link inside the tree, on the way to an edited file or to the backup
 // directory, is followed as in a chroot (an absolute link names a path
@@ -99,12 +105,29 @@ type ApplyOptions struct {
 //
 // Apply writes what the plan says: make the plan with [For] and check it
 // with [Verify] first.
-func Apply(ctx context.Context, p *Plan, dir string, o ApplyOptions) error {
+func Apply(ctx context.Context, p *Plan, root fs.FS, o ApplyOptions) error {
+	dir, err := rootDir(root)
+	if err != nil {
+		return err
+	}
 	return apply(ctx, p, dir, o, func(string) {})
 }
 
+// rootDir is the directory Apply and Sweep write under: that of root, a
+// [resolve.DirFS]; nil is "/", as in [resolve.Resolve]. Another file
+// system cannot be written to: an error wrapping [resolve.ErrNoRoot].
+func rootDir(root fs.FS) (string, error) {
+	if root == nil {
+		return "/", nil
+	}
+	if dir, ok := resolve.DirOf(root); ok {
+		return dir, nil
+	}
+	return "", fmt.Errorf("remedy: %T is no resolve.DirFS, which Apply writes under: %w", root, resolve.ErrNoRoot)
+}
+
 // Sweep removes the temporary files that runs of [Apply] killed midway
-// left in the node tree at dir, and returns their node paths. It takes
+// left in the node tree at root (as [Apply] takes it), and returns their node paths. It takes
 // Apply's lock. It looks in every directory under /etc,
 // /usr/lib/systemd/system, /lib/systemd/system and k3s's and RKE2's
 // agent/etc, and in /var/lib/kubelet itself (not under it: the pods'
@@ -113,9 +136,13 @@ func Apply(ctx context.Context, p *Plan, dir string, o ApplyOptions) error {
 // that edits it. Older runs left them beside the file, inside drop-in
 // directories that a runtime, and resolve, read: call Sweep before
 // resolving a node that a run may have been killed on.
-func Sweep(ctx context.Context, dir string) ([]string, error) {
+func Sweep(ctx context.Context, root fs.FS) ([]string, error) {
+	dir, err := rootDir(root)
+	if err != nil {
+		return nil, err
+	}
 	var removed []string
-	err := locked(ctx, dir, func(root *os.Root) (err error) {
+	err = locked(ctx, dir, func(root *os.Root) (err error) {
 		removed, err = sweep(root)
 		return err
 	})

@@ -32,7 +32,7 @@ func planOf(t *testing.T, dir string) *Plan {
 	opts.Root = resolve.DirFS(dir)
 	res, err := resolve.Resolve(context.Background(), opts)
 	require.NoError(t, err)
-	p, err := For(res, nil, opts.Root)
+	p, err := For(t.Context(), res, nil, opts.Root)
 	require.NoError(t, err)
 	require.Len(t, p.Edits, 2)
 	require.NoError(t, Verify(context.Background(), p, opts, nil))
@@ -50,7 +50,7 @@ func TestApplyKeepsModeAndOwner(t *testing.T) {
 	before, err := os.Stat(target)
 	require.NoError(t, err)
 	at := time.Date(2026, 12, 6, 15, 4, 5, 0, time.UTC)
-	require.NoError(t, Apply(context.Background(), p, dir, ApplyOptions{Now: func() time.Time { return at }}))
+	require.NoError(t, Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{Now: func() time.Time { return at }}))
 	after, err := os.Stat(target)
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o640), after.Mode().Perm())
@@ -81,6 +81,8 @@ func TestApplyRefuses(t *testing.T) {
 		{"changed", func(p string) error { return os.WriteFile(p, []byte("[Service]\n"), 0o600) }, ErrChanged},
 		{"fifo", func(p string) error { _ = os.Remove(p); return syscall.Mkfifo(p, 0o644) }, ErrNotRegular},
 		{"directory", func(p string) error { _ = os.Remove(p); return os.Mkdir(p, 0o750) }, ErrNotRegular},
+		// One sentinel for reading and writing a node (issue 52).
+		{"fifo is resolve's", func(p string) error { _ = os.Remove(p); return syscall.Mkfifo(p, 0o644) }, resolve.ErrNotRegular},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin")
@@ -90,7 +92,7 @@ func TestApplyRefuses(t *testing.T) {
 			orig := readTree(t, dir)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			err := Apply(ctx, p, dir, ApplyOptions{})
+			err := Apply(ctx, p, resolve.DirFS(dir), ApplyOptions{})
 			require.ErrorIs(t, err, tc.want)
 			assert.Contains(t, err.Error(), last)
 			assert.NotContains(t, err.Error(), dir, "the error names the node path, not the host's")
@@ -118,7 +120,7 @@ func TestApplyConfined(t *testing.T) {
 	require.NoError(t, os.Rename(filepath.Join(dir, "etc/kubernetes/kubeadm.yaml"), filepath.Join(inRoot, "kubeadm.yaml")))
 	require.NoError(t, os.Symlink(hostFile, filepath.Join(dir, "etc/kubernetes/kubeadm.yaml")))
 	p := planOf(t, dir)
-	require.NoError(t, Apply(context.Background(), p, dir, ApplyOptions{}))
+	require.NoError(t, Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{}))
 	got, err := os.ReadFile(hostFile)
 	require.NoError(t, err)
 	assert.Equal(t, orig, got, "the host's file was written")
@@ -138,10 +140,10 @@ func TestApplyLock(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	err = Apply(ctx, p, dir, ApplyOptions{})
+	err = Apply(ctx, p, resolve.DirFS(dir), ApplyOptions{})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	unlock()
-	require.NoError(t, Apply(context.Background(), p, dir, ApplyOptions{}))
+	require.NoError(t, Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{}))
 }
 
 // TestApplyKilled kills a process that applies a plan of two files at
@@ -172,7 +174,7 @@ func TestApplyKilled(t *testing.T) {
 			// A new run plans what is left, finishes, and sweeps the
 			// temporary files the killed one left.
 			p := planOf2(t, dir, dropinNode)
-			require.NoError(t, Apply(context.Background(), p, dir, ApplyOptions{}))
+			require.NoError(t, Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{}))
 			require.Empty(t, temporaries(t, dir), "a temporary file is left after a kill at step %d", k)
 			for _, e := range ref.Edits {
 				b, err := os.ReadFile(filepath.Join(dir, e.Path))
@@ -201,7 +203,7 @@ func planOf2(t *testing.T, dir string, opts resolve.Options) *Plan {
 	opts.Root = resolve.DirFS(dir)
 	res, err := resolve.Resolve(context.Background(), opts)
 	require.NoError(t, err)
-	p, err := For(res, nil, opts.Root)
+	p, err := For(t.Context(), res, nil, opts.Root)
 	require.NoError(t, err)
 	return p
 }
@@ -243,7 +245,7 @@ func TestApplyReadOnly(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Unmount(etc, 0) })
 	require.NoError(t, syscall.Mount(etc, etc, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""))
 	orig := readTree(t, dir)
-	err := Apply(context.Background(), p, dir, ApplyOptions{})
+	err := Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{})
 	require.ErrorIs(t, err, syscall.EROFS)
 	assert.Contains(t, err.Error(), p.Edits[0].Path)
 	assert.Equal(t, orig, readTree(t, dir), "something was written")
@@ -260,7 +262,7 @@ func k3sPlan(t *testing.T, dir string) *Plan {
 	opts.Root = resolve.DirFS(dir)
 	res, err := resolve.Resolve(context.Background(), opts)
 	require.NoError(t, err)
-	p, err := For(res, nil, opts.Root)
+	p, err := For(t.Context(), res, nil, opts.Root)
 	require.NoError(t, err)
 	require.NoError(t, Verify(context.Background(), p, opts, nil))
 	require.True(t, slices.ContainsFunc(p.Edits, func(e Edit) bool { return e.Create }), "the k3s plan creates no file")
@@ -341,7 +343,7 @@ func TestApplyConcurrentWriter(t *testing.T) {
 	src := copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin")
 	ref := planOf(t, src)
 	start := time.Now()
-	require.NoError(t, Apply(context.Background(), ref, copyTree(t, src), ApplyOptions{}))
+	require.NoError(t, Apply(context.Background(), ref, resolve.DirFS(copyTree(t, src)), ApplyOptions{}))
 	took := time.Since(start)
 	counts := map[bool]int{}
 	for run := range 40 {
@@ -373,7 +375,7 @@ func TestApplyConcurrentWriter(t *testing.T) {
 				time.Sleep(time.Duration(mrand.Int64N(int64(200 * time.Microsecond)))) //nolint:gosec // G404: a test's timing jitter, no secret
 			}
 		}()
-		err := Apply(context.Background(), p, dir, ApplyOptions{})
+		err := Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{})
 		time.Sleep(time.Millisecond)
 		close(stop)
 		lines := <-done
@@ -435,7 +437,7 @@ func TestApplyKilledCreates(t *testing.T) {
 			// k3s's config.toml is written, resolve finds nothing
 			// that asks for the drop-in.)
 			p := planOf2(t, dir, k3sNode)
-			require.NoError(t, Apply(context.Background(), p, dir, ApplyOptions{}))
+			require.NoError(t, Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{}))
 			require.Empty(t, temporaries(t, dir), "after a kill at step %d", k)
 		})
 	}
@@ -467,7 +469,7 @@ func TestSweep(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("[crio.image]\npause_image = \"x\"\n"), 0o600))
 			}
 			if by == "Sweep" {
-				removed, err := Sweep(context.Background(), dir)
+				removed, err := Sweep(context.Background(), resolve.DirFS(dir))
 				require.NoError(t, err)
 				want := make([]string, len(strays))
 				for i, s := range strays {
@@ -475,7 +477,7 @@ func TestSweep(t *testing.T) {
 				}
 				assert.ElementsMatch(t, want, removed)
 			} else {
-				require.NoError(t, Apply(context.Background(), &Plan{}, dir, ApplyOptions{}))
+				require.NoError(t, Apply(context.Background(), &Plan{}, resolve.DirFS(dir), ApplyOptions{}))
 			}
 			for _, f := range strays {
 				assert.NoFileExists(t, filepath.Join(dir, f))
@@ -550,11 +552,11 @@ func TestApplyRollbackKeepsModeAndOwner(t *testing.T) {
 	opts := resolve.Options{Root: resolve.DirFS(dir), RuntimeVersion: "1.37.0", KubeadmVersion: "v1.37.2"}
 	res, err := resolve.Resolve(context.Background(), opts)
 	require.NoError(t, err)
-	p, err = For(res, nil, opts.Root)
+	p, err = For(t.Context(), res, nil, opts.Root)
 	require.NoError(t, err)
 	require.Len(t, p.Edits, 1)
 	require.True(t, p.Edits[0].Create)
-	require.NoError(t, Apply(context.Background(), p, dir, ApplyOptions{}))
+	require.NoError(t, Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{}))
 	fi, err := os.Stat(filepath.Join(dir, p.Edits[0].Path))
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o640), fi.Mode().Perm())
@@ -615,7 +617,7 @@ func TestApplyNoEmptyBackup(t *testing.T) {
 	dir := copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin")
 	p := planOf(t, dir)
 	at := time.Date(2026, 12, 6, 15, 4, 5, 0, time.UTC)
-	require.NoError(t, Apply(context.Background(), p, dir, ApplyOptions{Now: func() time.Time { return at }}))
+	require.NoError(t, Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{Now: func() time.Time { return at }}))
 	assert.Equal(t, "/var/backups/sandboxpin/20261206T150405.000000000Z", p.Backup)
 }
 
@@ -631,7 +633,7 @@ func TestApplyIdentical(t *testing.T) {
 	name := filepath.Join(dir, e.Path)
 	before, err := os.Stat(name)
 	require.NoError(t, err)
-	require.NoError(t, Apply(context.Background(), p, dir, ApplyOptions{}))
+	require.NoError(t, Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{}))
 	after, err := os.Stat(name)
 	require.NoError(t, err)
 	assert.True(t, os.SameFile(before, after), "rewritten")
@@ -666,7 +668,7 @@ func TestApplyBackupDir(t *testing.T) {
 	require.NoError(t, os.Symlink("/data/backups", filepath.Join(dir, "var/backups")))
 	p := planOf(t, dir)
 	at := time.Date(2026, 12, 6, 15, 4, 5, 0, time.UTC)
-	require.NoError(t, Apply(context.Background(), p, dir, ApplyOptions{Now: func() time.Time { return at }}))
+	require.NoError(t, Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{Now: func() time.Time { return at }}))
 	assert.Equal(t, "/data/backups/sandboxpin/20261206T150405.000000000Z", p.Backup)
 	b, err := os.ReadFile(filepath.Join(dir, p.Backup, p.Edits[0].Path))
 	require.NoError(t, err)
@@ -676,7 +678,7 @@ func TestApplyBackupDir(t *testing.T) {
 		dir := copyTree(t, "../resolve/testdata/nodes/kubelet-flag-dropin")
 		p := planOf(t, dir)
 		orig := readTree(t, dir)
-		err := Apply(context.Background(), p, dir, ApplyOptions{BackupDir: bd})
+		err := Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{BackupDir: bd})
 		require.ErrorIs(t, err, ErrOutsideRoot, bd)
 		assert.Contains(t, err.Error(), bd)
 		assert.Equal(t, orig, readTree(t, dir))
@@ -699,7 +701,7 @@ func TestApplyCrossDevice(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dropins, 0) })
 	orig := readTree(t, dir)
-	err := Apply(context.Background(), p, dir, ApplyOptions{})
+	err := Apply(context.Background(), p, resolve.DirFS(dir), ApplyOptions{})
 	require.ErrorIs(t, err, syscall.EXDEV)
 	assert.Contains(t, err.Error(), p.Edits[0].Path)
 	assert.Equal(t, orig, readTree(t, dir))

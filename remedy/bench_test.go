@@ -22,12 +22,12 @@ func BenchmarkPlan(b *testing.B) {
 	b.Run("For", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := For(res, nil, opts.Root); err != nil {
+			if _, err := For(b.Context(), res, nil, opts.Root); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	p, err := For(res, nil, opts.Root)
+	p, err := For(b.Context(), res, nil, opts.Root)
 	if err != nil {
 		b.Fatal(err)
 	}

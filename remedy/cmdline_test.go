@@ -173,7 +173,7 @@ func TestCommandLineNodes(t *testing.T) {
 			res, err := resolve.Resolve(ctx, opts)
 			require.NoError(t, err)
 			require.True(t, hasKind(res, tt.answers), "no %s before the plan: %+v", tt.answers, res.Conflicts)
-			p, err := For(res, nil, opts.Root)
+			p, err := For(t.Context(), res, nil, opts.Root)
 			require.NoError(t, err)
 			var edited []string
 			for _, e := range p.Edits {
@@ -194,7 +194,7 @@ func TestCommandLineNodes(t *testing.T) {
 			}
 
 			require.NoError(t, Verify(ctx, p, opts, nil))
-			require.NoError(t, Apply(ctx, p, dir, ApplyOptions{}))
+			require.NoError(t, Apply(ctx, p, resolve.DirFS(dir), ApplyOptions{}))
 			for path, content := range readTree(t, dir) {
 				switch {
 				case strings.HasPrefix(path, DefaultBackupDir+"/"), slices.Contains(edited, path):
@@ -206,7 +206,7 @@ func TestCommandLineNodes(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, hasKind(res2, tt.answers), "%s remains: %+v", tt.answers, res2.Conflicts)
 			assert.False(t, hasKind(res2, resolve.KindRuntimeNotRestarted), "the command line and the config disagree: %+v", res2.Conflicts)
-			p2, err := For(res2, nil, opts.Root)
+			p2, err := For(t.Context(), res2, nil, opts.Root)
 			require.NoError(t, err)
 			assert.Empty(t, p2.Edits, "a second plan edits:\n%s", render(p2))
 		})

@@ -1,6 +1,10 @@
 package remedy
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/sandboxpin/sandboxpin/resolve"
+)
 
 // The errors of planning and applying, for errors.Is.
 var (
@@ -14,8 +18,9 @@ var (
 	// alias); [For] makes it a step for a person.
 	ErrUnsupported = errors.New("cannot edit in place")
 	// ErrNotRegular: the path to write is not a regular file (a FIFO, a
-	// device, a directory).
-	ErrNotRegular = errors.New("not a regular file")
+	// device, a directory). It is [resolve.ErrNotRegular], the same value,
+	// so one errors.Is test covers reading and writing a node.
+	ErrNotRegular = resolve.ErrNotRegular
 	// ErrUnverified: the edited tree, resolved again, does not clear a
 	// finding the plan answers, or has a finding the node had not.
 	ErrUnverified = errors.New("the edits do not clear the findings")

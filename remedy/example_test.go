@@ -28,12 +28,12 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	plan, err := remedy.For(res, nil, opts.Root)
+	plan, err := remedy.For(ctx, res, nil, opts.Root)
 	if err == nil {
 		err = remedy.Verify(ctx, plan, opts, nil)
 	}
 	if err == nil {
-		err = remedy.Apply(ctx, plan, dir, remedy.ApplyOptions{})
+		err = remedy.Apply(ctx, plan, opts.Root, remedy.ApplyOptions{})
 	}
 	if err != nil {
 		fmt.Println(err)

@@ -253,7 +253,7 @@ func TestKubeletLayouts(t *testing.T) {
 				assert.Equal(t, tc.origins, found)
 			}
 
-			p, err := For(res, nil, opts.Root)
+			p, err := For(t.Context(), res, nil, opts.Root)
 			require.NoError(t, err)
 			require.NoError(t, Verify(ctx, p, opts, nil), "plan:\n%s", render(p))
 			if tc.person != "" {
@@ -268,7 +268,7 @@ func TestKubeletLayouts(t *testing.T) {
 				}
 				assert.True(t, p.Remains())
 			}
-			require.NoError(t, Apply(ctx, p, dir, ApplyOptions{}))
+			require.NoError(t, Apply(ctx, p, resolve.DirFS(dir), ApplyOptions{}))
 			after := readTree(t, dir)
 			for path, content := range after {
 				if strings.HasPrefix(path, DefaultBackupDir+"/") {
@@ -286,7 +286,7 @@ func TestKubeletLayouts(t *testing.T) {
 
 			res2, err := resolve.Resolve(ctx, opts)
 			require.NoError(t, err)
-			p2, err := For(res2, nil, opts.Root)
+			p2, err := For(t.Context(), res2, nil, opts.Root)
 			require.NoError(t, err)
 			if tc.person != "" {
 				assert.NotEmpty(t, kinds(res2, kind), "what a person changes")
@@ -304,12 +304,12 @@ func kinds(res *resolve.Result, k resolve.Kind) []string {
 	var at []string
 	for _, c := range res.Conflicts {
 		if c.Kind == k {
-			at = append(at, c.Origin)
+			at = append(at, c.Origin())
 		}
 	}
 	for _, n := range res.Notes {
 		if n.Kind == k {
-			at = append(at, n.Origin)
+			at = append(at, n.Origin())
 		}
 	}
 	return at

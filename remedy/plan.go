@@ -2,6 +2,7 @@ package remedy
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -119,9 +120,14 @@ type Step struct {
 	From  string `json:"from,omitempty"`
 	// Version is the least version to upgrade Component to.
 	Version string `json:"version,omitempty"`
-	// Commands are the commands that take the step, alternatives one a
-	// line (a pull through CRI, then the tag of the stored image).
+	// Commands are the commands that take the step, a sequence: run every
+	// one, in order (a pull through CRI).
 	Commands []string `json:"commands,omitempty"`
+	// Alternatives are other ways to take the step, for a node where
+	// Commands cannot run: each a sequence of its own, run instead of
+	// Commands (the tag of the image stored under another name, on a node
+	// that cannot pull). Empty when there is no other way.
+	Alternatives [][]string `json:"alternatives,omitempty"`
 	// Done says the step was taken (a pull through CRI by the command).
 	Done bool `json:"done,omitempty"`
 	// Alternative says the step answers a finding that an edit or a step
@@ -132,7 +138,8 @@ type Step struct {
 	Message string `json:"message"`
 }
 
-// For plans the remedy of the node whose files are root, resolved as res
+// For plans the remedy of the node whose files are root (as
+// [resolve.Options.Root]: nil is resolve.DirFS("/")), resolved as res
 // and judged as v (nil when the runtime's images are not known: the plan
 // then answers res.Fixes only). Every fix with a place in a file becomes an
 // edit that changes only the bytes of its value or line; a change of the
@@ -145,9 +152,15 @@ type Step struct {
 // *fs.PathError when a file cannot be read.
 //
 // Check the plan with [Verify] before applying it.
-func For(res *resolve.Result, v *audit.Verdict, root fs.FS) (*Plan, error) {
-	if res == nil || root == nil {
-		return nil, errors.New("remedy: nil result or root")
+func For(ctx context.Context, res *resolve.Result, v *audit.Verdict, root fs.FS) (*Plan, error) {
+	if res == nil {
+		return nil, errors.New("remedy: nil result")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if root == nil {
+		root = resolve.DirFS("/")
 	}
 	p := &planner{res: res, v: v, root: root, files: map[string]*file{}}
 	fixes := res.Fixes

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/require"
 
@@ -91,6 +92,12 @@ func render(p *Plan) string {
 		for _, c := range s.Commands {
 			fmt.Fprintf(&b, "  $ %s\n", c)
 		}
+		for _, alt := range s.Alternatives {
+			b.WriteString("  or:\n")
+			for _, c := range alt {
+				fmt.Fprintf(&b, "  $ %s\n", c)
+			}
+		}
 	}
 	return b.String()
 }
@@ -145,7 +152,7 @@ func TestSampleNodes(t *testing.T) {
 					var judge func(*resolve.Result) (*audit.Verdict, error)
 					var v *audit.Verdict
 					if images != "" {
-						obs := audit.Observation[*audit.ListedImage]{Images: canonicalImages(t, res)}
+						obs := audit.ListedObservation{Images: canonicalImages(t, res)}
 						if images == "unpinned" {
 							obs.Images = unpinnedImages(t, res)
 						}
@@ -153,7 +160,7 @@ func TestSampleNodes(t *testing.T) {
 						v, err = judge(res)
 						require.NoError(t, err)
 					}
-					p, err := For(res, v, opts.Root)
+					p, err := For(t.Context(), res, v, opts.Root)
 					require.NoError(t, err)
 					golden := filepath.Join("testdata", "plans", fmt.Sprintf("%s-%d%s.txt", name, i, prefixed("-", images)))
 					got := render(p)
@@ -167,7 +174,7 @@ func TestSampleNodes(t *testing.T) {
 
 					require.NoError(t, Verify(ctx, p, opts, judge))
 					require.Equal(t, orig, readTree(t, dir), "planning wrote")
-					require.NoError(t, Apply(ctx, p, dir, ApplyOptions{}))
+					require.NoError(t, Apply(ctx, p, resolve.DirFS(dir), ApplyOptions{}))
 
 					after := readTree(t, dir)
 					for path, content := range after {
@@ -199,7 +206,7 @@ func TestSampleNodes(t *testing.T) {
 					// each component uses is the one before, or a fix's remedy of
 					// it and not lower, and stored before the restart.
 					require.NoError(t, keepsImages(p, res2, v2))
-					p2, err := For(res2, v2, opts.Root)
+					p2, err := For(t.Context(), res2, v2, opts.Root)
 					require.NoError(t, err)
 					require.Empty(t, p2.Edits, "a second plan edits:\n%s", render(p2))
 				})
@@ -230,4 +237,39 @@ func unpinnedImages(t *testing.T, res *resolve.Result) []*audit.ListedImage {
 		name = plain.String()
 	}
 	return []*audit.ListedImage{{ID: "sha256:0123", RepoTags: []string{name}}}
+}
+
+// TestRootAsResolve checks that For, Apply and Sweep take the root as
+// resolve.Resolve does (nil is DirFS("/")) and For a context first.
+func TestRootAsResolve(t *testing.T) {
+	t.Parallel()
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	clean := &resolve.Result{SandboxImage: "registry.k8s.io/pause:3.10.1"} // no fix: nothing is read
+	tests := []struct {
+		name    string
+		call    func() error
+		wantErr error // nil for none
+	}{
+		{name: "For: nil root is /", call: func() error { _, err := For(t.Context(), clean, nil, nil); return err }},
+		{name: "For: canceled", call: func() error { _, err := For(canceled, clean, nil, nil); return err }, wantErr: context.Canceled},
+		{name: "Apply: no DirFS", call: func() error {
+			return Apply(t.Context(), &Plan{}, fstest.MapFS{}, ApplyOptions{})
+		}, wantErr: resolve.ErrNoRoot},
+		{name: "Sweep: no DirFS", call: func() error { _, err := Sweep(t.Context(), fstest.MapFS{}); return err }, wantErr: resolve.ErrNoRoot},
+		{name: "Apply: DirFS", call: func() error {
+			return Apply(t.Context(), &Plan{}, resolve.DirFS(t.TempDir()), ApplyOptions{})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.call()
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tt.wantErr)
+		})
+	}
 }

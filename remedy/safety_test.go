@@ -102,11 +102,11 @@ func TestKeepsTheImageInUse(t *testing.T) {
 			res, err := resolve.Resolve(ctx, opts)
 			require.NoError(t, err)
 			before := res.SandboxImage
-			p, err := For(res, nil, opts.Root)
+			p, err := For(t.Context(), res, nil, opts.Root)
 			require.NoError(t, err)
 			require.Len(t, p.Edits, tt.wantEdits, "plan:\n%s", render(p))
 			require.NoError(t, Verify(ctx, p, opts, nil), "plan:\n%s", render(p))
-			require.NoError(t, Apply(ctx, p, dir, ApplyOptions{}))
+			require.NoError(t, Apply(ctx, p, resolve.DirFS(dir), ApplyOptions{}))
 
 			res2, err := resolve.Resolve(ctx, opts)
 			require.NoError(t, err)
@@ -118,7 +118,7 @@ func TestKeepsTheImageInUse(t *testing.T) {
 			}
 			img := kubeletImage(res2)
 			assert.True(t, img == "" || img == res2.SandboxImage, "the kubelet protects %s, the runtime uses %s", img, res2.SandboxImage)
-			p2, err := For(res2, nil, opts.Root)
+			p2, err := For(t.Context(), res2, nil, opts.Root)
 			require.NoError(t, err)
 			assert.Empty(t, p2.Edits, "a second plan edits:\n%s", render(p2))
 		})
@@ -163,7 +163,7 @@ func TestVerifyInvariants(t *testing.T) {
 			opts := resolve.Options{RuntimeVersion: "1.7.28", KubeadmVersion: "v1.32.5", Root: resolve.DirFS(writeNode(t, files))}
 			res, err := resolve.Resolve(ctx, opts)
 			require.NoError(t, err)
-			p, err := For(res, nil, opts.Root)
+			p, err := For(t.Context(), res, nil, opts.Root)
 			require.NoError(t, err)
 			require.Len(t, p.Edits, 1, "plan:\n%s", render(p))
 			tt.change(p)

@@ -50,7 +50,7 @@ func (p *planner) pull(k resolve.Kind, name, from, msg string) {
 	if from != "" {
 		tag := map[string]string{"containerd": "ctr -n k8s.io images tag", "cri-o": "podman tag", "cri-dockerd": "docker tag"}[string(p.res.Runtime)]
 		if tag != "" {
-			s.Commands = append(s.Commands, tag+" "+from+" "+name)
+			s.Alternatives = append(s.Alternatives, []string{tag + " " + from + " " + name})
 		}
 	}
 	if msg == "" {

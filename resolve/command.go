@@ -58,7 +58,7 @@ func (r *resolver) readContainerdConfigs(b *nodefs.Budget) error {
 		}
 		if c == nil {
 			if loc.From != nil {
-				r.conflict(Note{Kind: KindConfigMistake, Component: runtimeContainerd, Origin: loc.From.Origin()},
+				r.conflict(withOrigin(loc.From.Origin(), Note{Kind: KindConfigMistake, Component: runtimeContainerd}),
 					Candidate{Source: SourceContainerdConfig, Origin: loc.From.Origin(), Role: RoleRuntimeUses, Location: locationOf(*loc.From)}, Candidate{},
 					"%s: containerd's command line names the config file %s, which does not exist: containerd does not start", loc.From.Where(), loc.From.Value)
 				r.offerConflict(rankOther, Fix{Action: ActionEdit})
@@ -74,7 +74,7 @@ func (r *resolver) readContainerdConfigs(b *nodefs.Budget) error {
 			c.PauseFlag = pause
 			if cmd != nil {
 				for _, n := range cmd.Notes {
-					r.note(Note{Kind: KindUnitNote, Component: runtimeContainerd, Origin: cmd.Files[0]}, "%s", n)
+					r.note(withOrigin(cmd.Files[0], Note{Kind: KindUnitNote, Component: runtimeContainerd}), "%s", n)
 				}
 			}
 		}

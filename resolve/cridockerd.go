@@ -26,7 +26,7 @@ func (r *resolver) criDockerdEntries(values []config.Found) []pinnedEntry {
 	for _, f := range values {
 		entries, err := config.PinnedListEntries([]string{f.Value})
 		if err != nil {
-			r.note(Note{Kind: KindUnitNote, Component: runtimeCRIDockerd, Origin: f.Origin(), Location: locationOf(f)},
+			r.note(withOrigin(f.Origin(), Note{Kind: KindUnitNote, Component: runtimeCRIDockerd, Location: locationOf(f)}),
 				"%s=%s at %s cannot be read as a comma-separated list (%v): it was left out; cri-dockerd may refuse it", f.Flag, f.Value, f.Origin(), err)
 			continue
 		}
@@ -41,7 +41,7 @@ func (r *resolver) criDockerdEntries(values []config.Found) []pinnedEntry {
 // --pinned-image-labels (releases.CRIDockerdPinsFlags: cri-dockerd 0.4.7
 // and later, cri-dockerd#571). On such a release, or on one of unknown
 // version whose unit sets them (no earlier release has the flags), it
-// sets PinMode to pin.CRIDockerdCompat, appends the --pinned-images
+// sets PinMode to pin.ModeCRIDockerdCompat, appends the --pinned-images
 // entries to Pins (after the sandbox image, even an entry equal to it, as
 // [Result.RuntimeMatcher] reads them) and the labels to PinLabels, and
 // reports the entries no name Docker lists can match and those spelled
@@ -60,7 +60,7 @@ func (r *resolver) criDockerdPins() (prepull []string) {
 		}
 	}
 	set := len(images)+len(labels) > 0
-	n := Note{Kind: KindCRIDockerdPinsFlags, Component: runtimeCRIDockerd, Version: r.runtimeVer, Origin: origin, Location: at}
+	n := withOrigin(origin, Note{Kind: KindCRIDockerdPinsFlags, Component: runtimeCRIDockerd, Version: r.runtimeVer, Location: at})
 	if v, err := parseVersion(r.runtimeVer); err == nil {
 		note, ok := releases.CRIDockerdPinsFlags.Holds(v)
 		if !ok {
@@ -78,7 +78,7 @@ func (r *resolver) criDockerdPins() (prepull []string) {
 		}
 		r.note(n, releases.CRIDockerdPinsFlags.Note(), "(of unknown version: its unit sets --pinned-images or --pinned-image-labels, which only 0.4.7 and later have)")
 	}
-	r.res.PinMode = pin.CRIDockerdCompat
+	r.res.PinMode = pin.ModeCRIDockerdCompat
 	seen := map[string]bool{}
 	for _, e := range images {
 		if seen[e.value] {
@@ -119,7 +119,7 @@ func (r *resolver) checkPinnedEntry(e pinnedEntry) (exact bool) {
 		if to != "" {
 			write = "; write " + to + " there, as `docker images` shows it"
 		}
-		r.conflict(Note{Kind: KindCRIDockerdPinNeverMatches, Component: runtimeCRIDockerd, Version: r.runtimeVer, Origin: a.Origin}, a, Candidate{},
+		r.conflict(withOrigin(a.Origin, Note{Kind: KindCRIDockerdPinNeverMatches, Component: runtimeCRIDockerd, Version: r.runtimeVer}), a, Candidate{},
 			"cri-dockerd never pins %s=%s (%s): %s%s", e.at.Flag, s, a.Origin, reason, write)
 		if to != "" {
 			r.offerConflict(rankOther, Fix{Action: ActionEdit, To: to})
@@ -138,7 +138,7 @@ func (r *resolver) checkPinnedEntry(e pinnedEntry) (exact bool) {
 		if !criDockerdExact(s) {
 			to = dockerListed(ref.Name())
 		}
-		r.note(Note{Kind: KindCRIDockerdPinAlias, Component: runtimeCRIDockerd, Version: r.runtimeVer, Origin: e.at.Origin(), Location: locationOf(e.at)},
+		r.note(withOrigin(e.at.Origin(), Note{Kind: KindCRIDockerdPinAlias, Component: runtimeCRIDockerd, Version: r.runtimeVer, Location: locationOf(e.at)}),
 			"%s=%s (%s) is spelled through a registry alias: cri-dockerd compares raw strings, so it pins the image only while Docker stores it "+
 				"under that very name, not when it is stored as %s; write the name `docker images` shows there", e.at.Flag, s, e.at.Origin(), to)
 	}
@@ -147,7 +147,7 @@ func (r *resolver) checkPinnedEntry(e pinnedEntry) (exact bool) {
 
 // criDockerdExact reports whether cri-dockerd compares the entry s whole
 // (it has an "@", or a ":" after its last "/"), rather than as a bare
-// repository: pin.CRIDockerdCompat's rule.
+// repository: pin.ModeCRIDockerdCompat's rule.
 func criDockerdExact(s string) bool {
 	return strings.Contains(s, "@") || strings.Contains(s[strings.LastIndexByte(s, '/')+1:], ":")
 }

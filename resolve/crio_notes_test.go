@@ -51,7 +51,7 @@ func TestCRIOPinNotes(t *testing.T) {
 			})
 			require.NoError(t, err)
 			assert.Equal(t, criinfo.RuntimeCRIO, res.Runtime)
-			assert.Equal(t, pin.CRIOCompat, res.PinMode)
+			assert.Equal(t, pin.ModeCRIOCompat, res.PinMode)
 			assert.Equal(t, []string{tt.img}, res.Pins, "CRI-O pins pause_image as written")
 			for _, want := range tt.wantNotes {
 				assert.True(t, containsSub(res.Notes, want), "no note contains %q in %q", want, res.Notes)

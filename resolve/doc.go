@@ -99,7 +99,7 @@
 //     and an uppercase path makes CRI-O refuse to start; notes say which
 //     applies (CRI-O before 1.28.0 pins nothing, 1.28.x only an image's first
 //     name). Pins then holds pause_image and pinned_images as written, for
-//     [pin.CRIOCompat].
+//     [pin.ModeCRIOCompat].
 //   - cri-dockerd ([SourceCRIDockerdFlags]): --pod-infra-container-image on
 //     the command line of cri-docker.service (above; backslash continuations,
 //     quotes and escapes as systemd reads them: package unitfile).
@@ -186,7 +186,8 @@
 // # Conflicts and notes
 //
 // Images are compared alias- and digest-aware with reference.Aliases.Equal
-// (Options.Aliases, default reference.DefaultAliases): "k8s.gcr.io/pause:3.9"
+// (Options.Aliases: nil is reference.DefaultAliases, as in every package
+// here, and reference.NoAliases() none): "k8s.gcr.io/pause:3.9"
 // against "registry.k8s.io/pause:3.9", or a tag against the same tag with a
 // digest, is a note; different images are a [Conflict] whose Message says
 // which file and key to change. The kubelet flag is a conflict when it
@@ -217,7 +218,7 @@
 //
 // A Result marshals to JSON with every field it holds, the aliases it was
 // compared with included (Result.AliasRules, key "aliases", omitted for the
-// defaults), so that a Result read back from `sandboxpin resolve -o json`
+// defaults, [] for none), so that a Result read back from `sandboxpin resolve -o json`
 // gives the same Matcher and the same audit verdict as the one Resolve
 // returned.
 //
@@ -238,17 +239,17 @@
 //	cri-dockerd ≥0.3.10                exact strings against Docker's RepoTags, which are
 //	                                   familiar names (rancher/mirrored-pause:3.6) without digest
 //	cri-dockerd ≥0.4.7                 also what --pinned-images and --pinned-image-labels
-//	                                   name (cri-dockerd#571; pin.CRIDockerdCompat)
+//	                                   name (cri-dockerd#571; pin.ModeCRIDockerdCompat)
 //
 // # Pins and pre-pull
 //
 // Result.Pins is the sandbox image followed by the runtime's own pinned
 // images (containerd version 3 pinned_images values, CRI-O pinned_images,
 // cri-dockerd's --pinned-images entries), to compile a pin.Matcher from in
-// Result.PinMode: pin.CRIOCompat for CRI-O (its patterns are not
-// references), pin.CRIDockerdCompat for cri-dockerd 0.4.7 and later (with
+// Result.PinMode: pin.ModeCRIOCompat for CRI-O (its patterns are not
+// references), pin.ModeCRIDockerdCompat for cri-dockerd 0.4.7 and later (with
 // Result.PinLabels; [Result.RuntimeMatcher] compiles them as cri-dockerd
-// reads them), pin.Strict otherwise. Result.Prepull is
+// reads them), pin.ModeStrict otherwise. Result.Prepull is
 // every exact string a consumer on the node looks up: the runtime's sandbox
 // image as configured, kubeadm's pause image as kubeadm names it (which
 // kubeadm init and join pull, and kubeadm upgrade runs as a Job's container

@@ -102,17 +102,44 @@ func rootName(fsys fs.FS) string {
 	return fmt.Sprintf("%T", fsys)
 }
 
-// ConfigError reports a node file that could not be used:
-//
-//	type ConfigError struct {
-//		Path string // file on the node, as an absolute path ("/etc/containerd/config.toml")
-//		Key  string // TOML/YAML key or variable/flag name, "" if the file did not parse
-//		Line int    // 1-based, 0 if unknown
-//		Err  error  // cause; wraps ErrInvalidConfig
-//	}
-//
-// Its Error method gives "path:line: key: cause", the cause cut to a few
-// hundred bytes; Unwrap returns Err. It is defined with the readers of the
-// node's files, in resolve/internal/nodefs; this alias is the same type, so
-// errors.As(err, new(*resolve.ConfigError)) finds every one.
-type ConfigError = nodefs.ConfigError
+// ConfigError reports a node file that could not be used. Its Error method
+// gives "path:line: key: cause", the cause cut to a few hundred bytes;
+// Unwrap returns Err. Every error of [Resolve], [ContainerdEndpoint] and
+// [KubeletEndpoint] about a node file holds one:
+// errors.As(err, new(*resolve.ConfigError)) finds it.
+type ConfigError struct {
+	Path string // file on the node, as an absolute path ("/etc/containerd/config.toml")
+	Key  string // TOML/YAML key or variable/flag name, "" if the file did not parse
+	Line int    // 1-based, 0 if unknown
+	Err  error  // cause; wraps ErrInvalidConfig
+}
+
+func (e *ConfigError) Error() string { return (*nodefs.ConfigError)(e).Error() }
+
+// Unwrap returns the cause, which wraps [ErrInvalidConfig].
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// exportErr gives the caller a ConfigError where the readers made their
+// own (resolve/internal/nodefs.ConfigError, the same fields): the error
+// itself when it is one, else err with the ConfigError it wraps put first
+// in its tree, so errors.As finds resolve's and errors.Is all the rest.
+func exportErr(err error) error {
+	var ce *nodefs.ConfigError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if err == error(ce) {
+		return (*ConfigError)(ce)
+	}
+	return &wrapped{err: err, ce: (*ConfigError)(ce)}
+}
+
+// wrapped is an error that wraps a ConfigError further down: the same
+// message, with the exported ConfigError found first.
+type wrapped struct {
+	err error
+	ce  *ConfigError
+}
+
+func (w *wrapped) Error() string   { return w.err.Error() }
+func (w *wrapped) Unwrap() []error { return []error{w.ce, w.err} }

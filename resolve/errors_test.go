@@ -1,9 +1,17 @@
 package resolve
 
 import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/resolve/internal/nodefs"
 )
 
 // TestResultErr checks the one explanation of a missing sandbox image,
@@ -31,6 +39,42 @@ func TestResultErr(t *testing.T) {
 			}
 			assert.ErrorIs(t, err, ErrNoSandboxImage)
 			assert.EqualError(t, err, tt.wantErr)
+		})
+	}
+}
+
+// TestConfigErrorIsResolves checks that a malformed node file is a
+// ConfigError of package resolve itself (go doc shows its fields), from every
+// function that reads node files, and that a wrapped one is found too.
+func TestConfigErrorIsResolves(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "github.com/sandboxpin/sandboxpin/resolve", reflect.TypeFor[ConfigError]().PkgPath())
+	badTOML := fstest.MapFS{"etc/containerd/config.toml": {Data: []byte("version = 2\n[plugins\n")}}
+	badUnit := fstest.MapFS{"etc/default/kubelet": {Data: []byte("KUBELET_EXTRA_ARGS=\"unterminated\n")}}
+	tests := []struct {
+		name     string
+		call     func() error
+		wantPath string
+	}{
+		{name: "Resolve", call: func() error {
+			_, err := Resolve(context.Background(), Options{Root: badTOML})
+			return err
+		}, wantPath: "/etc/containerd/config.toml"},
+		{name: "ContainerdEndpoint", call: func() error { _, _, err := ContainerdEndpoint(badTOML); return err }, wantPath: "/etc/containerd/config.toml"},
+		{name: "KubeletEndpoint", call: func() error { _, _, err := KubeletEndpoint(badUnit); return err }, wantPath: "/etc/default/kubelet"},
+		{name: "wrapped", call: func() error {
+			return exportErr(fmt.Errorf("outer: %w", nodefs.Invalid("/etc/crio/crio.conf", "crio.image.pause_image", 3, nil)))
+		}, wantPath: "/etc/crio/crio.conf"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.call()
+			var ce *ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tt.wantPath, ce.Path)
+			assert.ErrorIs(t, err, ErrInvalidConfig)
+			assert.True(t, strings.HasPrefix(err.Error(), tt.wantPath) || strings.HasPrefix(err.Error(), "outer: "+tt.wantPath), err.Error())
 		})
 	}
 }

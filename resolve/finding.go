@@ -170,10 +170,11 @@ type Note struct {
 	Component Component `json:"component,omitempty"`
 	// Version is Component's version the note holds at, "" when unknown.
 	Version string `json:"version,omitempty"`
-	// Origin is the "file:line" the note is about, "" when none.
-	Origin string `json:"origin,omitempty"`
-	// Location is the file position Origin names, with its key and flag
-	// where known (flattened into the JSON object); zero when none.
+	// Location is the file position the note is about, with its key and
+	// flag where known (flattened into the JSON object); zero when none.
+	// Its Origin method gives the "file:line" form, which the JSON also
+	// holds, derived, as "origin" for readers of older versions; decoding
+	// ignores that key (the position is Location's alone).
 	Location
 	// Message says it for people.
 	Message string `json:"message"`

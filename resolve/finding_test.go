@@ -263,3 +263,41 @@ func TestKinds(t *testing.T) {
 	assert.Equal(t, ActionPull, a)
 	assert.Error(t, json.Unmarshal([]byte(`"reboot"`), &a))
 }
+
+// TestOriginIsLocations checks that a Note and a Conflict hold their
+// position once: JSON's "origin" is derived from the Location when
+// written and ignored when read, so the two cannot disagree.
+func TestOriginIsLocations(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		in         string // JSON read
+		wantOrigin string // Origin() after reading
+		wantOut    string // a fragment of the JSON written again
+	}{
+		{name: "they disagreed", in: `{"kind":"config-mistake","origin":"/a:1","path":"/b","line":2,"message":"m"}`,
+			wantOrigin: "/b:2", wantOut: `"origin":"/b:2","path":"/b","line":2`},
+		{name: "origin alone is no position", in: `{"kind":"config-mistake","origin":"/a:1","message":"m"}`,
+			wantOut: `"kind":"config-mistake","message":"m"`},
+		{name: "a path without a line", in: `{"kind":"config-mistake","path":"/b","message":"m"}`,
+			wantOrigin: "/b", wantOut: `"origin":"/b","path":"/b"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var n Note
+			require.NoError(t, json.Unmarshal([]byte(tt.in), &n))
+			assert.Equal(t, tt.wantOrigin, n.Origin())
+			b, err := json.Marshal(n)
+			require.NoError(t, err)
+			assert.Contains(t, string(b), tt.wantOut)
+
+			var c Conflict
+			require.NoError(t, json.Unmarshal([]byte(`{"a":{"image":"x"},`+tt.in[1:]), &c))
+			assert.Equal(t, tt.wantOrigin, c.Origin())
+			b, err = json.Marshal(c)
+			require.NoError(t, err)
+			assert.Contains(t, string(b), tt.wantOut)
+		})
+	}
+}

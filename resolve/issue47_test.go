@@ -78,21 +78,21 @@ func TestCRIDockerdPinnedImages(t *testing.T) {
 		wantKinds []Kind   // kinds of notes or conflicts
 		wantFixTo string   // To of a fix answering KindCRIDockerdPinNeverMatches
 	}{
-		{name: "0.4.4 has no such flags", version: "0.4.4", flags: "--pinned-images=nginx:1.27", wantMode: pin.Strict,
+		{name: "0.4.4 has no such flags", version: "0.4.4", flags: "--pinned-images=nginx:1.27", wantMode: pin.ModeStrict,
 			wantPins: []string{"registry.k8s.io/pause:3.10"}, wantKinds: []Kind{KindCRIDockerdNoPinFlags}},
-		{name: "0.4.7 without flags", version: "0.4.7", wantMode: pin.CRIDockerdCompat,
+		{name: "0.4.7 without flags", version: "0.4.7", wantMode: pin.ModeCRIDockerdCompat,
 			wantPins: []string{"registry.k8s.io/pause:3.10"}, wantKinds: []Kind{KindCRIDockerdPinsFlags}},
-		{name: "0.4.4 without flags", version: "0.4.4", wantMode: pin.Strict, wantPins: []string{"registry.k8s.io/pause:3.10"}},
+		{name: "0.4.4 without flags", version: "0.4.4", wantMode: pin.ModeStrict, wantPins: []string{"registry.k8s.io/pause:3.10"}},
 		{name: "an entry equal to the sandbox image stays an entry", version: "0.4.10", flags: "--pinned-images=registry.k8s.io/pause:3.10,nginx",
-			wantMode: pin.CRIDockerdCompat, wantPins: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10", "nginx"}},
+			wantMode: pin.ModeCRIDockerdCompat, wantPins: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10", "nginx"}},
 		{name: "an official image in full", version: "0.4.7", flags: "--pinned-images=docker.io/library/nginx",
-			wantMode: pin.CRIDockerdCompat, wantPins: []string{"registry.k8s.io/pause:3.10", "docker.io/library/nginx"},
+			wantMode: pin.ModeCRIDockerdCompat, wantPins: []string{"registry.k8s.io/pause:3.10", "docker.io/library/nginx"},
 			wantKinds: []Kind{KindCRIDockerdPinNeverMatches}, wantFixTo: "nginx"},
 		{name: "a prefix on Docker Hub gets no fix", version: "0.4.7", flags: "--pinned-images=docker.io/team/*",
-			wantMode: pin.CRIDockerdCompat, wantPins: []string{"registry.k8s.io/pause:3.10", "docker.io/team/*"},
+			wantMode: pin.ModeCRIDockerdCompat, wantPins: []string{"registry.k8s.io/pause:3.10", "docker.io/team/*"},
 			wantKinds: []Kind{KindCRIDockerdPinNeverMatches}},
 		{name: "library/ before an official image", version: "0.4.7", flags: "--pinned-images library/redis:7",
-			wantMode: pin.CRIDockerdCompat, wantPins: []string{"registry.k8s.io/pause:3.10", "library/redis:7"},
+			wantMode: pin.ModeCRIDockerdCompat, wantPins: []string{"registry.k8s.io/pause:3.10", "library/redis:7"},
 			wantKinds: []Kind{KindCRIDockerdPinNeverMatches}, wantFixTo: "redis:7"},
 	}
 	for _, tt := range tests {
@@ -125,7 +125,7 @@ func TestCRIDockerdPinnedImages(t *testing.T) {
 func TestRuntimeMatcherCRIDockerd(t *testing.T) {
 	t.Parallel()
 	const digest = "sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"
-	res := &Result{SandboxImage: "registry.k8s.io/pause@" + digest, Runtime: "cri-dockerd", PinMode: pin.CRIDockerdCompat,
+	res := &Result{SandboxImage: "registry.k8s.io/pause@" + digest, Runtime: "cri-dockerd", PinMode: pin.ModeCRIDockerdCompat,
 		Pins: []string{"registry.k8s.io/pause@" + digest, "nginx"}, PinLabels: []string{"tier=system"}}
 	own, err := res.RuntimeMatcher()
 	require.NoError(t, err)

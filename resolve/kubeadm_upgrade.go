@@ -49,7 +49,7 @@ func (r *resolver) noteKubeadmKeepsFlag(origin string) {
 		return
 	}
 	if note, keeps := releases.KubeadmKeepsFlag.Holds(v); keeps {
-		r.note(Note{Kind: KindKubeadmKeepsFlag, Component: nodeversion.Kubeadm, Version: kv, Origin: origin},
+		r.note(withOrigin(origin, Note{Kind: KindKubeadmKeepsFlag, Component: nodeversion.Kubeadm, Version: kv}),
 			note, kv, config.KubeletSandboxFlag, kubeadmFlagsEnv)
 	}
 }
@@ -68,7 +68,7 @@ func (r *resolver) upgradeRunsPause(kv string, c Candidate) {
 	if !ok {
 		return
 	}
-	r.note(Note{Kind: KindKubeadmUpgradeRunsPause, Component: nodeversion.Kubeadm, Version: kv, Origin: c.Origin},
+	r.note(withOrigin(c.Origin, Note{Kind: KindKubeadmUpgradeRunsPause, Component: nodeversion.Kubeadm, Version: kv}),
 		note+"; %s (%s) is not %s's sandbox image as it names it, %s (%s): an offline node needs both stored under those names for an upgrade, and Prepull lists both",
 		kv, c.Image, c.Image, c.Origin, r.runtime, r.winner.Image, r.winner.Origin)
 }

@@ -20,7 +20,7 @@ func (r *resolver) checkKubeletVersion() {
 		return
 	}
 	if note, ok := releases.KubeletIgnoresPinned.Holds(kv); ok {
-		r.note(Note{Kind: KindKubeletIgnoresPinned, Component: releases.Kubelet, Version: kubeletVer}, note, kubeletVer, config.KubeletSandboxFlag)
+		r.note(withOrigin("", Note{Kind: KindKubeletIgnoresPinned, Component: releases.Kubelet, Version: kubeletVer}), note, kubeletVer, config.KubeletSandboxFlag)
 	}
 	if _, ok := releases.KubeletProtectsDefault.Holds(kv); !ok || r.kubelet != nil && len(r.kubelet.SandboxArgs) > 0 {
 		return
@@ -29,7 +29,9 @@ func (r *resolver) checkKubeletVersion() {
 	if def == "" {
 		return
 	}
-	kn := func(k Kind) Note { return Note{Kind: k, Component: releases.Kubelet, Version: kubeletVer} }
+	kn := func(k Kind) finding {
+		return withOrigin("", Note{Kind: k, Component: releases.Kubelet, Version: kubeletVer})
+	}
 	switch {
 	case r.winner.Image == "":
 		r.note(kn(KindKubeletProtectsDefault), releases.KubeletProtectsDefault.Note(), kubeletVer, def, config.KubeletSandboxFlag)

@@ -1,6 +1,9 @@
 package resolve
 
-import "strconv"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // Location says where on the node a value is stated, in the terms of the
 // file that states it: every [Candidate], [Note], [Conflict] and [Fix] that
@@ -30,4 +33,32 @@ func (l Location) Origin() string {
 		return l.Path + ":" + strconv.Itoa(l.Line)
 	}
 	return l.Path
+}
+
+// MarshalJSON writes the note with "origin", its Location's Origin(),
+// derived for readers of older versions (it was a field of its own, which
+// could disagree with the position); Unmarshal ignores that key.
+func (n Note) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind      Kind      `json:"kind"`
+		Component Component `json:"component,omitempty"`
+		Version   string    `json:"version,omitempty"`
+		Origin    string    `json:"origin,omitempty"`
+		Location
+		Message string `json:"message"`
+	}{n.Kind, n.Component, n.Version, n.Origin(), n.Location, n.Message})
+}
+
+// MarshalJSON writes the conflict with "origin" derived, as [Note.MarshalJSON].
+func (c Conflict) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		A         Candidate `json:"a"`
+		B         Candidate `json:"b,omitzero"`
+		Kind      Kind      `json:"kind"`
+		Component Component `json:"component,omitempty"`
+		Version   string    `json:"version,omitempty"`
+		Origin    string    `json:"origin,omitempty"`
+		Location
+		Message string `json:"message"`
+	}{c.A, c.B, c.Kind, c.Component, c.Version, c.Origin(), c.Location, c.Message})
 }

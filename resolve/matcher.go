@@ -18,13 +18,13 @@ const ExtraSource = "--pin"
 //
 //   - the runtime's own rules, labelled "node (RUNTIME)", as
 //     [Result.RuntimeMatcher] compiles them;
-//   - on CRI-O (PinMode pin.CRIOCompat) and on cri-dockerd 0.4.7 and
-//     later (pin.CRIDockerdCompat), also the sandbox image as a
+//   - on CRI-O (PinMode pin.ModeCRIOCompat) and on cri-dockerd 0.4.7 and
+//     later (pin.ModeCRIDockerdCompat), also the sandbox image as a
 //     Strict, alias-aware rule labelled "sandbox image (cri-o)": CRI-O pins
 //     its pause image only under the exact name configured, and the
 //     kubelet deletes it under any other (TestKubeletGC in
 //     internal/kubelettest), so a correct runtime must pin every spelling;
-//     cri-dockerd compares raw strings too (pin.CRIDockerdCompat).
+//     cri-dockerd compares raw strings too (pin.ModeCRIDockerdCompat).
 //     An image that is not a reference adds no rule (Resolve reports it as
 //     a Conflict);
 //   - extra, Strict patterns labelled [ExtraSource].
@@ -62,10 +62,10 @@ func (r *Result) Matcher(extra ...string) (*pin.Matcher, error) {
 // correct runtime of that release reports pinned, without the Strict
 // sandbox-image rule [Result.Matcher] adds. It is r.Pins in r.PinMode,
 // labelled "node (RUNTIME)", under the aliases Resolve used; in
-// pin.Strict, a pin that r.Conflicts reports as not a valid reference
+// pin.ModeStrict, a pin that r.Conflicts reports as not a valid reference
 // ([KindInvalidReference], with its file and line) adds no rule, so that
 // the node's verdict can say so rather than fail; in
-// pin.CRIDockerdCompat, r.Pins[0] is the sandbox image, which cri-dockerd
+// pin.ModeCRIDockerdCompat, r.Pins[0] is the sandbox image, which cri-dockerd
 // pins by an exact compare with repo tags (pin.WithSandboxImage), the rest
 // of r.Pins its --pinned-images entries and r.PinLabels its
 // --pinned-image-labels. A nil r pins nothing.
@@ -83,11 +83,11 @@ func (r *Result) RuntimeMatcher() (*pin.Matcher, error) {
 // runtimeMatcher is RuntimeMatcher under aliases.
 func (r *Result) runtimeMatcher(aliases *reference.Aliases) (*pin.Matcher, error) {
 	pins := r.Pins
-	if r.PinMode == pin.Strict && slices.ContainsFunc(pins, r.invalidReference) {
+	if r.PinMode == pin.ModeStrict && slices.ContainsFunc(pins, r.invalidReference) {
 		pins = slices.DeleteFunc(slices.Clone(pins), r.invalidReference)
 	}
 	opts := []pin.Option{pin.WithMode(r.PinMode), pin.WithAliases(aliases), pin.WithSource("node (" + string(r.Runtime) + ")")}
-	if r.PinMode == pin.CRIDockerdCompat {
+	if r.PinMode == pin.ModeCRIDockerdCompat {
 		if r.SandboxImage != "" && len(pins) > 0 && pins[0] == r.SandboxImage {
 			pins = pins[1:]
 			opts = append(opts, pin.WithSandboxImage(r.SandboxImage))
@@ -111,11 +111,12 @@ func (r *Result) invalidReference(image string) bool {
 // Options, else [reference.DefaultAliases]), from r.AliasRules: compare
 // names with them, as Matcher does. A nil r or a Result with nil
 // AliasRules has the defaults; AliasRules that do not form a valid set
-// (a hand-edited JSON) have none, and Matcher returns their error.
+// (a hand-edited JSON) have none ([reference.NoAliases]), and Matcher
+// returns their error.
 func (r *Result) Aliases() *reference.Aliases {
 	a, err := r.aliasSet()
 	if err != nil {
-		return nil
+		return reference.NoAliases()
 	}
 	return a
 }
@@ -144,7 +145,7 @@ func aliasRules(a *reference.Aliases) []reference.Alias {
 // sandboxRule returns the sandbox image when Matcher adds it as a Strict
 // rule beside the runtime's own, else "".
 func (r *Result) sandboxRule(aliases *reference.Aliases) string {
-	if r.PinMode != pin.CRIOCompat && r.PinMode != pin.CRIDockerdCompat || r.SandboxImage == "" {
+	if r.PinMode != pin.ModeCRIOCompat && r.PinMode != pin.ModeCRIDockerdCompat || r.SandboxImage == "" {
 		return ""
 	}
 	if _, err := aliases.Parse(r.SandboxImage); err != nil {

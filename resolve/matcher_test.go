@@ -15,7 +15,7 @@ import (
 
 func TestResultMatcher(t *testing.T) {
 	t.Parallel()
-	crio := &Result{Runtime: "cri-o", SandboxImage: "k8s.gcr.io/pause:3.10.1", PinMode: pin.CRIOCompat,
+	crio := &Result{Runtime: "cri-o", SandboxImage: "k8s.gcr.io/pause:3.10.1", PinMode: pin.ModeCRIOCompat,
 		Pins: []string{"k8s.gcr.io/pause:3.10.1", "quay.io/example/agent*"}}
 	tests := []struct {
 		name    string
@@ -36,14 +36,14 @@ func TestResultMatcher(t *testing.T) {
 		},
 		{
 			name: "containerd: Strict pins alone",
-			res:  &Result{Runtime: "containerd", SandboxImage: "k8s.gcr.io/pause:3.10.1", PinMode: pin.Strict, Pins: []string{"k8s.gcr.io/pause:3.10.1"}},
+			res:  &Result{Runtime: "containerd", SandboxImage: "k8s.gcr.io/pause:3.10.1", PinMode: pin.ModeStrict, Pins: []string{"k8s.gcr.io/pause:3.10.1"}},
 			pinned: map[string]string{
 				"registry.k8s.io/pause:3.10.1": "node (containerd)",
 			},
 		},
 		{
 			name:   "CRI-O: an invalid pause image adds no rule",
-			res:    &Result{Runtime: "cri-o", SandboxImage: "Pause:X", PinMode: pin.CRIOCompat, Pins: []string{"Pause:X"}},
+			res:    &Result{Runtime: "cri-o", SandboxImage: "Pause:X", PinMode: pin.ModeCRIOCompat, Pins: []string{"Pause:X"}},
 			pinned: map[string]string{"pause:x": "node (cri-o)", "docker.io/library/pause:x": ""},
 		},
 		{
@@ -54,18 +54,18 @@ func TestResultMatcher(t *testing.T) {
 		{
 			// Issue 52: Matcher failed on the pin, and audit's verdict with it.
 			name: "containerd: a pin reported as an invalid reference adds no rule",
-			res: &Result{Runtime: "containerd", SandboxImage: "Registry.K8S.io/Pause:3.10", PinMode: pin.Strict,
+			res: &Result{Runtime: "containerd", SandboxImage: "Registry.K8S.io/Pause:3.10", PinMode: pin.ModeStrict,
 				Pins:      []string{"Registry.K8S.io/Pause:3.10", "mirror.example/agent:1.0"},
 				Conflicts: []Conflict{{Kind: KindInvalidReference, A: Candidate{Image: "Registry.K8S.io/Pause:3.10"}}}},
 			pinned: map[string]string{"mirror.example/agent:1.0": "node (containerd)", "registry.k8s.io/pause:3.10": ""},
 		},
 		{
 			name:    "containerd: an invalid pin no conflict reports is an error",
-			res:     &Result{Runtime: "containerd", PinMode: pin.Strict, Pins: []string{"Registry.K8S.io/Pause:3.10"}},
+			res:     &Result{Runtime: "containerd", PinMode: pin.ModeStrict, Pins: []string{"Registry.K8S.io/Pause:3.10"}},
 			wantErr: pin.ErrInvalidPattern,
 		},
 		{name: "bad extra", res: crio, extra: []string{"*"}, wantErr: pin.ErrInvalidPattern},
-		{name: "bad CRI-O pin", res: &Result{Runtime: "cri-o", PinMode: pin.CRIOCompat, Pins: []string{"*"}}, wantErr: pin.ErrInvalidPattern},
+		{name: "bad CRI-O pin", res: &Result{Runtime: "cri-o", PinMode: pin.ModeCRIOCompat, Pins: []string{"*"}}, wantErr: pin.ErrInvalidPattern},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,6 +126,7 @@ func TestResultAliasRules(t *testing.T) {
 		{name: "a mirror", opts: mirrored, wantRules: mirrored.Rules(), wantJSON: `"aliases":[`,
 			equal: []string{"mirror.example.com/k8s/pause:3.10.1", "registry.k8s.io/pause:3.10.1"}},
 		{name: "none", opts: none, wantRules: []reference.Alias{}, wantJSON: `"aliases":[]`},
+		{name: "NoAliases", opts: reference.NoAliases(), wantRules: []reference.Alias{}, wantJSON: `"aliases":[]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,7 +155,7 @@ func TestResultAliasRules(t *testing.T) {
 	bad := &Result{SandboxImage: "registry.k8s.io/pause:3.10.1", AliasRules: []reference.Alias{{From: "a.example", To: "a.example"}}}
 	_, err = bad.Matcher()
 	require.ErrorIs(t, err, reference.ErrAliasCycle)
-	assert.Nil(t, bad.Aliases())
+	assert.Same(t, reference.NoAliases(), bad.Aliases(), "invalid rules are none, not the defaults a nil would mean")
 	var nilRes *Result
 	assert.Equal(t, reference.DefaultAliases(), nilRes.Aliases())
 }

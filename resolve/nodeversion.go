@@ -66,7 +66,7 @@ func (r *resolver) versions(b *nodefs.Budget) error {
 			// and the Docker Engine's version (core/docker_service.go,
 			// Version, at v0.3.16 and v0.4.4: RuntimeVersion: v.Version of
 			// Docker's /version; seen live, TestLiveCRIDockerdVersion).
-			r.note(Note{Kind: KindVersionUnknown, Component: runtimeCRIDockerd},
+			r.note(withOrigin("", Note{Kind: KindVersionUnknown, Component: runtimeCRIDockerd}),
 				"cri-dockerd's version is unknown: its CRI Version RPC reports the Docker Engine's version (%s), "+
 					"not cri-dockerd's, and no cri-dockerd binary or package on the node states one; give cri-dockerd's own version "+
 					"(as `cri-dockerd --version` prints it) for its default image and pinning", engine)
@@ -120,7 +120,7 @@ func (r *resolver) decide(facts []nodeversion.Fact) nodeversion.Choice {
 
 // versionNote records a note of package nodeversion on a version source.
 func (r *resolver) versionNote(format string, args ...any) {
-	r.note(Note{Kind: KindVersionSource}, format, args...)
+	r.note(withOrigin("", Note{Kind: KindVersionSource}), format, args...)
 }
 
 // engineVersion is the Docker Engine's version a live cri-dockerd reported:

@@ -73,7 +73,8 @@ type Options struct {
 	RuntimeVersion string
 
 	// Aliases are the registry aliases used for every comparison;
-	// reference.DefaultAliases() when nil.
+	// nil means reference.DefaultAliases(), as in pin.WithAliases, and
+	// reference.NoAliases() is none.
 	Aliases *reference.Aliases
 
 	// BinaryVersion, when set, is asked for the version of a node binary
@@ -130,14 +131,12 @@ func (c Candidate) IsZero() bool { return c == Candidate{} }
 type Conflict struct {
 	A Candidate `json:"a"`
 	B Candidate `json:"b,omitzero"`
-	// Kind, Component, Version and Origin are as in a [Note]: what the
+	// Kind, Component, Version and Location are as in a [Note]: what the
 	// conflict is about, the component and version it concerns, and the
-	// "file:line" to change.
+	// file position to change (Origin() is its "file:line").
 	Kind      Kind      `json:"kind"`
 	Component Component `json:"component,omitempty"`
 	Version   string    `json:"version,omitempty"`
-	Origin    string    `json:"origin,omitempty"`
-	// Location is the file position Origin names, as in a [Note].
 	Location
 	Message string `json:"message"` // what to change, where
 }
@@ -174,17 +173,17 @@ type Result struct {
 	Fixes []Fix `json:"fixes,omitempty"`
 	// Pins are the patterns to compile a pin.Matcher from, in PinMode:
 	// the sandbox image (when known) first, then the runtime's own pinned
-	// images. In pin.CRIDockerdCompat the sandbox image is cri-dockerd's
+	// images. In pin.ModeCRIDockerdCompat the sandbox image is cri-dockerd's
 	// own rule (pin.WithSandboxImage) and the rest its --pinned-images
 	// entries, as written, even one equal to the sandbox image:
 	// [Result.RuntimeMatcher] compiles them so.
 	Pins []string `json:"pins"`
-	// PinMode is pin.CRIOCompat for CRI-O, pin.CRIDockerdCompat for
-	// cri-dockerd 0.4.7 and later (which read --pinned-images), pin.Strict
+	// PinMode is pin.ModeCRIOCompat for CRI-O, pin.ModeCRIDockerdCompat for
+	// cri-dockerd 0.4.7 and later (which read --pinned-images), pin.ModeStrict
 	// otherwise.
 	PinMode pin.Mode `json:"pinMode"`
 	// PinLabels are cri-dockerd's --pinned-image-labels entries
-	// (pin.WithImageLabels), in pin.CRIDockerdCompat only; nil otherwise.
+	// (pin.WithImageLabels), in pin.ModeCRIDockerdCompat only; nil otherwise.
 	PinLabels []string `json:"pinLabels,omitempty"`
 	// Prepull are the images an installer must pull for this node to work
 	// offline (kubeadm's pause image for an upgrade too, which runs it as a
@@ -199,11 +198,12 @@ type Result struct {
 	// component has Used set.
 	Versions []ComponentVersion `json:"versions"`
 	// AliasRules are the registry aliases of Options.Aliases, as
-	// [reference.Aliases.Rules] gives them; nil when Options.Aliases was
-	// nil or [reference.DefaultAliases], which then apply. [Result.Aliases]
-	// turns them back into the set Resolve compared with, so that a Result
-	// read back from its JSON compares as the one Resolve returned. An
-	// empty, non-nil slice means no aliases at all (JSON "aliases": []).
+	// [reference.Aliases.Rules] gives them, with the meaning an *Aliases
+	// has everywhere: nil (JSON key absent) is the defaults (Options.Aliases
+	// nil or [reference.DefaultAliases]), an empty slice (JSON "aliases": [],
+	// from [reference.NoAliases]) is none. [Result.Aliases] turns them back
+	// into the set Resolve compared with, so that a Result read back from
+	// its JSON compares as the one Resolve returned.
 	AliasRules []reference.Alias `json:"aliases,omitzero"`
 	// RuntimeCommand is what the runtime's command line says about its
 	// configuration (a config file, a drop-in directory, a pause image),
@@ -224,6 +224,12 @@ type Result struct {
 // nothing but Root and Live, and is safe for concurrent use with distinct
 // Options.
 func Resolve(ctx context.Context, opts Options) (*Result, error) {
+	res, err := resolveNode(ctx, opts)
+	return res, exportErr(err)
+}
+
+// resolveNode is Resolve, with the readers' own ConfigError.
+func resolveNode(ctx context.Context, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -247,7 +253,7 @@ func Resolve(ctx context.Context, opts Options) (*Result, error) {
 		norm: aliases,
 		res: &Result{
 			Candidates: []Candidate{}, Conflicts: []Conflict{}, Notes: []Note{},
-			Pins: []string{}, Prepull: []string{}, PinMode: pin.Strict, Versions: []ComponentVersion{},
+			Pins: []string{}, Prepull: []string{}, PinMode: pin.ModeStrict, Versions: []ComponentVersion{},
 			AliasRules: aliasRules(opts.Aliases),
 		},
 	}
@@ -320,12 +326,23 @@ type resolver struct {
 	cridPrepull []string
 }
 
-// note records a Note: n's kind, component, version and origin with the
+// finding is a Note being made, with the origin its Location is found
+// from when it has none: a "file:line" or a candidate's Origin.
+type finding struct {
+	Note
+	origin string
+}
+
+// withOrigin is n about origin.
+func withOrigin(origin string, n Note) finding { return finding{Note: n, origin: origin} }
+
+// note records a Note: f's kind, component, version and location with the
 // message format makes.
-func (r *resolver) note(n Note, format string, args ...any) {
+func (r *resolver) note(f finding, format string, args ...any) {
+	n := f.Note
 	n.Message = fmt.Sprintf(format, args...)
 	if n.Location == (Location{}) {
-		n.Location = r.locate(n.Origin)
+		n.Location = r.locate(f.origin)
 	}
 	r.res.Notes = append(r.res.Notes, n)
 }
@@ -354,18 +371,18 @@ func (r *resolver) locate(origin string, also ...Candidate) Location {
 
 // conflict records a Conflict between a and b (b zero for a mistake with
 // one side), with n's kind, component, version and origin.
-func (r *resolver) conflict(n Note, a, b Candidate, format string, args ...any) {
-	loc := n.Location
+func (r *resolver) conflict(f finding, a, b Candidate, format string, args ...any) {
+	loc := f.Location
 	if loc == (Location{}) {
-		loc = r.locate(n.Origin, a, b)
+		loc = r.locate(f.origin, a, b)
 	}
-	r.res.Conflicts = append(r.res.Conflicts, Conflict{A: a, B: b, Kind: n.Kind, Component: n.Component,
-		Version: n.Version, Origin: n.Origin, Location: loc, Message: fmt.Sprintf(format, args...)})
+	r.res.Conflicts = append(r.res.Conflicts, Conflict{A: a, B: b, Kind: f.Kind, Component: f.Component,
+		Version: f.Version, Location: loc, Message: fmt.Sprintf(format, args...)})
 }
 
 // rt is a finding of kind k about the runtime at its version.
-func (r *resolver) rt(k Kind, origin string) Note {
-	return Note{Kind: k, Component: r.runtime, Version: r.runtimeVer, Origin: origin}
+func (r *resolver) rt(k Kind, origin string) finding {
+	return withOrigin(origin, Note{Kind: k, Component: r.runtime, Version: r.runtimeVer})
 }
 
 func (r *resolver) add(c Candidate) Candidate {
@@ -432,14 +449,14 @@ func (r *resolver) configured() (names []Component, files []string) {
 func (r *resolver) chooseRuntime() {
 	for _, c := range r.ctrs {
 		if c.Disabled != nil {
-			r.note(Note{Kind: KindContainerdCRIDisabled, Component: runtimeContainerd, Origin: c.Disabled.Origin()}, "%s turns containerd's CRI plugin off (disabled_plugins = [%q], as Docker's packaged config does): "+
+			r.note(withOrigin(c.Disabled.Origin(), Note{Kind: KindContainerdCRIDisabled, Component: runtimeContainerd}), "%s turns containerd's CRI plugin off (disabled_plugins = [%q], as Docker's packaged config does): "+
 				"that containerd serves no Kubernetes pods", c.Disabled.Origin(), c.Disabled.Value)
 		}
 	}
 	names, files := r.configured()
 	for _, c := range r.ctrs {
 		if c != r.ctr && c.Disabled == nil {
-			r.note(Note{Kind: KindContainerdOtherConfig, Component: runtimeContainerd, Origin: c.Path}, "%s is also a containerd config; %s was read as the one the kubelet's containerd uses", c.Path, r.ctr.Path)
+			r.note(withOrigin(c.Path, Note{Kind: KindContainerdOtherConfig, Component: runtimeContainerd}), "%s is also a containerd config; %s was read as the one the kubelet's containerd uses", c.Path, r.ctr.Path)
 		}
 	}
 	how := ""
@@ -460,7 +477,7 @@ func (r *resolver) chooseRuntime() {
 	r.res.Runtime = criinfo.Runtime(r.runtime)
 	if r.runtime == "" {
 		r.res.Runtime = criinfo.RuntimeUnknown
-		r.note(Note{Kind: KindNoRuntime}, "no container runtime found: no config file of containerd, CRI-O or cri-dockerd, and no live runtime")
+		r.note(withOrigin("", Note{Kind: KindNoRuntime}), "no container runtime found: no config file of containerd, CRI-O or cri-dockerd, and no live runtime")
 		return
 	}
 	if len(names) > 1 {
@@ -477,28 +494,28 @@ func (r *resolver) chooseRuntime() {
 			list[i] = string(names[i]) + " (" + files[i] + ")"
 		}
 		if how == "" {
-			r.conflict(Note{Kind: KindSeveralRuntimes, Component: r.runtime}, cands[0], cands[1], "%d container runtimes are configured on this node: %s; "+
+			r.conflict(withOrigin("", Note{Kind: KindSeveralRuntimes, Component: r.runtime}), cands[0], cands[1], "%d container runtimes are configured on this node: %s; "+
 				"%s was assumed: remove the other's configuration, or name the runtime", len(names), strings.Join(list, ", "), r.runtime)
 		} else {
-			r.note(Note{Kind: KindSeveralRuntimes, Component: r.runtime}, "%d container runtimes are configured on this node: %s; %s is used, from %s",
+			r.note(withOrigin("", Note{Kind: KindSeveralRuntimes, Component: r.runtime}), "%d container runtimes are configured on this node: %s; %s is used, from %s",
 				len(names), strings.Join(list, ", "), r.runtime, how)
 		}
 	}
 	if r.opts.Runtime.Known() && r.live != nil && r.live.Runtime != r.opts.Runtime && r.live.Runtime.Known() {
-		r.note(Note{Kind: KindLiveIgnored, Component: r.runtime}, "the runtime was given as %s but the live runtime is %s; its report is ignored", r.opts.Runtime, r.live.Runtime)
+		r.note(withOrigin("", Note{Kind: KindLiveIgnored, Component: r.runtime}), "the runtime was given as %s but the live runtime is %s; its report is ignored", r.opts.Runtime, r.live.Runtime)
 		r.live = nil
 	}
 	if r.live != nil && Component(r.live.Runtime) != r.runtime {
 		// An unidentified runtime's report cannot be trusted for this one.
-		r.note(Note{Kind: KindLiveIgnored, Component: r.runtime}, "the live runtime did not identify itself (%q); its report was not used for %s", r.live.Runtime, r.runtime)
+		r.note(withOrigin("", Note{Kind: KindLiveIgnored, Component: r.runtime}), "the live runtime did not identify itself (%q); its report was not used for %s", r.live.Runtime, r.runtime)
 		r.live = nil
 	}
 	switch r.runtime {
 	case runtimeCRIO:
-		r.res.PinMode = pin.CRIOCompat
+		r.res.PinMode = pin.ModeCRIOCompat
 	case runtimeContainerd:
 		if r.ctr == nil && len(r.ctrs) > 0 {
-			r.note(Note{Kind: KindContainerdCRIDisabled, Component: runtimeContainerd}, "containerd is the runtime but every containerd config found disables CRI: it is configured elsewhere (containerd --config)")
+			r.note(withOrigin("", Note{Kind: KindContainerdCRIDisabled, Component: runtimeContainerd}), "containerd is the runtime but every containerd config found disables CRI: it is configured elsewhere (containerd --config)")
 		}
 	}
 }
@@ -573,7 +590,7 @@ func (r *resolver) runtimeImage() {
 			if p.At.Value != "" && p.At.Key != "imports" && p.At.Key != "version" {
 				a = candidateOf(p.At, SourceContainerdConfig, RoleRuntimeUses)
 			}
-			r.conflict(Note{Kind: KindConfigMistake, Component: runtimeContainerd, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
+			r.conflict(withOrigin(p.At.Origin(), Note{Kind: KindConfigMistake, Component: runtimeContainerd}), a, Candidate{}, "%s", p.Msg)
 			if i < len(c.Ignored) {
 				// A key the release ignores is dead: the image in use
 				// comes from elsewhere, and removing the key keeps it
@@ -595,7 +612,7 @@ func (r *resolver) runtimeImage() {
 		}
 		for _, p := range r.crio.Problems {
 			a := candidateOf(p.At, SourceCRIOConfig, RoleRuntimeUses)
-			r.conflict(Note{Kind: KindConfigMistake, Component: runtimeCRIO, Origin: p.At.Origin()}, a, Candidate{}, "%s", p.Msg)
+			r.conflict(withOrigin(p.At.Origin(), Note{Kind: KindConfigMistake, Component: runtimeCRIO}), a, Candidate{}, "%s", p.Msg)
 			r.offerConflict(rankOther, Fix{Action: ActionEdit})
 		}
 	}
@@ -607,7 +624,7 @@ func (r *resolver) runtimeImage() {
 			}
 		}
 		for _, n := range r.crid.Notes {
-			r.note(Note{Kind: KindUnitNote, Component: runtimeCRIDockerd, Origin: r.crid.Files[0]}, "%s", n)
+			r.note(withOrigin(r.crid.Files[0], Note{Kind: KindUnitNote, Component: runtimeCRIDockerd}), "%s", n)
 		}
 	}
 	if r.runtime == "" {
@@ -899,14 +916,14 @@ func (r *resolver) relate(a, b string) relation {
 // compare records a Conflict (of k, with msg) when a and b name different
 // images, and reports whether it did; it records a Note when they are the
 // same image spelled differently.
-func (r *resolver) compare(k Note, a, b Candidate, msg string) bool {
+func (r *resolver) compare(k finding, a, b Candidate, msg string) bool {
 	switch r.relate(a.Image, b.Image) {
 	case relAlias:
-		r.note(Note{Kind: KindSameImageAlias, Component: k.Component, Version: k.Version, Origin: a.Origin}, "%s (%s) and %s (%s) name the same image through a registry alias or default; "+
+		r.note(withOrigin(a.Origin, Note{Kind: KindSameImageAlias, Component: k.Component, Version: k.Version}), "%s (%s) and %s (%s) name the same image through a registry alias or default; "+
 			"tools that compare strings (kubeadm's check, containerd 2.x and cri-dockerd pinning) treat them as different",
 			a.Image, a.Origin, b.Image, b.Origin)
 	case relDigest:
-		r.note(Note{Kind: KindSameTagDigest, Component: k.Component, Version: k.Version, Origin: a.Origin}, "%s (%s) and %s (%s) name the same tag, one with a digest; make sure the digest is that tag's",
+		r.note(withOrigin(a.Origin, Note{Kind: KindSameTagDigest, Component: k.Component, Version: k.Version}), "%s (%s) and %s (%s) name the same tag, one with a digest; make sure the digest is that tag's",
 			a.Image, a.Origin, b.Image, b.Origin)
 	case relDiffer:
 		r.conflict(k, a, b, "%s", msg)
@@ -933,7 +950,7 @@ func (r *resolver) checkKubelet() {
 	if kubeletVer != "" {
 		v, err := parseVersion(kubeletVer)
 		if err != nil {
-			r.note(Note{Kind: KindVersionUnknown, Component: nodeversion.Kubelet}, "%s %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.kubeletVer.Fact.Origin, kubeletVer)
+			r.note(withOrigin("", Note{Kind: KindVersionUnknown, Component: nodeversion.Kubelet}), "%s %q is not a version; the kubelet flag was checked as for an unknown kubelet", r.kubeletVer.Fact.Origin, kubeletVer)
 		} else {
 			kv, known = v, true
 		}
@@ -973,18 +990,18 @@ func (r *resolver) checkKubelet() {
 	eff := cands[len(cands)-1]
 	effAt := r.kubelet.SandboxArgs[len(cands)-1]
 	for i := range len(cands) - 1 {
-		r.note(Note{Kind: KindKubeletFlagOverridden, Component: nodeversion.Kubelet, Origin: cands[i].Origin}, "--%s at %s is overridden by the one at %s", config.KubeletSandboxFlag, cands[i].Origin, eff.Origin)
+		r.note(withOrigin(cands[i].Origin, Note{Kind: KindKubeletFlagOverridden, Component: nodeversion.Kubelet}), "--%s at %s is overridden by the one at %s", config.KubeletSandboxFlag, cands[i].Origin, eff.Origin)
 	}
 	switch {
 	case rejected:
 		for i, c := range cands {
 			at := r.kubelet.SandboxArgs[i]
-			r.conflict(Note{Kind: KindKubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: at.Origin()}, c, Candidate{}, rejects, kubeletVer, config.KubeletSandboxFlag, at.Key, at.Origin())
+			r.conflict(withOrigin(at.Origin(), Note{Kind: KindKubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer}), c, Candidate{}, rejects, kubeletVer, config.KubeletSandboxFlag, at.Key, at.Origin())
 			r.offerConflict(rankStops, Fix{Action: ActionRemove})
 		}
 		return
 	case ignored:
-		kn := Note{Kind: KindKubeletIgnoresFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: eff.Origin}
+		kn := withOrigin(eff.Origin, Note{Kind: KindKubeletIgnoresFlag, Component: nodeversion.Kubelet, Version: kubeletVer})
 		r.note(kn, ignores, kubeletVer, config.KubeletSandboxFlag, eff.Origin, effAt.Path)
 		if r.winner.Image != "" && r.relate(eff.Image, r.winner.Image) == relDiffer {
 			kn.Kind = KindKubeletFlagDiffers
@@ -992,7 +1009,7 @@ func (r *resolver) checkKubelet() {
 		}
 		return
 	case !known:
-		r.note(Note{Kind: KindKubeletFlagSet, Component: nodeversion.Kubelet, Origin: eff.Origin},
+		r.note(withOrigin(eff.Origin, Note{Kind: KindKubeletFlagSet, Component: nodeversion.Kubelet}),
 			"--%s (%s) was removed in kubelet 1.35, which then does not start: remove it from %s before upgrading "+
 				"(the kubelet's version is unknown)", config.KubeletSandboxFlag, eff.Origin, effAt.Path)
 	}
@@ -1006,7 +1023,7 @@ func (r *resolver) checkKubelet() {
 		// 1.35 on it does not start with it.
 		change = fmt.Sprintf("remove the flag from %s (kubelet 1.29 to 1.34 ignore it, and 1.35 and later do not start with it)", effAt.Path)
 	}
-	differs := r.compare(Note{Kind: KindKubeletFlagDiffers, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: eff.Origin}, eff, r.winner,
+	differs := r.compare(withOrigin(eff.Origin, Note{Kind: KindKubeletFlagDiffers, Component: nodeversion.Kubelet, Version: kubeletVer}), eff, r.winner,
 		fmt.Sprintf("the kubelet protects %s from image garbage collection (--%s at %s) but %s starts sandboxes with %s (%s): "+
 			"the sandbox image may be deleted; %s",
 			eff.Image, config.KubeletSandboxFlag, eff.Origin, r.runtime, r.winner.Image, r.winner.Origin, change))
@@ -1024,12 +1041,12 @@ func (r *resolver) kubeadmExtraArg(extra config.Found, kubeletVer, rejects strin
 	c := r.add(candidateOf(extra, SourceKubeadmConfig, RoleKubeletProtects))
 	key := extra.Key
 	if rejected {
-		r.conflict(Note{Kind: KindKubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: c.Origin}, c, Candidate{},
+		r.conflict(withOrigin(c.Origin, Note{Kind: KindKubeletRejectsFlag, Component: nodeversion.Kubelet, Version: kubeletVer}), c, Candidate{},
 			rejects+" (kubeadm writes it into kubeadm-flags.env at its next init or join)", kubeletVer, config.KubeletSandboxFlag, key, c.Origin)
 		r.offerConflict(rankStops, Fix{Action: ActionRemove})
 		return
 	}
-	r.note(Note{Kind: KindKubeletFlagSet, Component: nodeversion.Kubelet, Version: kubeletVer, Origin: c.Origin},
+	r.note(withOrigin(c.Origin, Note{Kind: KindKubeletFlagSet, Component: nodeversion.Kubelet, Version: kubeletVer}),
 		"kubeadm writes --%s=%s (%s) into kubeadm-flags.env at its next init or join; kubelet 1.35 and later do not start with it: remove it from %s",
 		config.KubeletSandboxFlag, extra.Value, c.Origin, key)
 }
@@ -1045,13 +1062,13 @@ func (r *resolver) checkKubeadm() {
 			at := r.kubeadm.KubernetesVersion.Origin()
 			r.res.Versions = append(r.res.Versions, ComponentVersion{Component: nodeversion.Kubeadm, Version: kv,
 				Origin: "kubernetesVersion at " + at, Used: true, Assumed: true})
-			r.note(Note{Kind: KindVersionAssumed, Component: nodeversion.Kubeadm, Version: kv, Origin: at},
+			r.note(withOrigin(at, Note{Kind: KindVersionAssumed, Component: nodeversion.Kubeadm, Version: kv}),
 				"kubeadm's version is unknown; kubernetesVersion %s (%s) was assumed: kubeadm's pause tag is compiled into the kubeadm binary", kv, at)
 		}
 	}
 	if kv == "" {
 		if repo != nil {
-			r.note(Note{Kind: KindVersionUnknown, Component: nodeversion.Kubeadm, Origin: repo.Origin()}, "imageRepository %s (%s) is set but kubeadm's version is unknown: its pause image cannot be told", repo.Value, repo.Origin())
+			r.note(withOrigin(repo.Origin(), Note{Kind: KindVersionUnknown, Component: nodeversion.Kubeadm}), "imageRepository %s (%s) is set but kubeadm's version is unknown: its pause image cannot be told", repo.Value, repo.Origin())
 		}
 		return
 	}
@@ -1061,7 +1078,7 @@ func (r *resolver) checkKubeadm() {
 	}
 	img, err := KubeadmPauseImage(kv, repoVal)
 	if err != nil {
-		r.note(Note{Kind: KindVersionUnknown, Component: nodeversion.Kubeadm, Version: kv}, "kubeadm %s: %v", kv, err)
+		r.note(withOrigin("", Note{Kind: KindVersionUnknown, Component: nodeversion.Kubeadm, Version: kv}), "kubeadm %s: %v", kv, err)
 		return
 	}
 	c := Candidate{Image: img, Source: SourceKubeadmDefault, Origin: "default of kubeadm " + kv + r.kubeadmVer.From(), Role: RoleInstallerPulls}
@@ -1088,7 +1105,7 @@ func (r *resolver) checkKubeadm() {
 			where = r.fileCand.Origin
 		}
 	}
-	k := Note{Kind: KindKubeadmDiffers, Component: nodeversion.Kubeadm, Version: kv, Origin: c.Origin}
+	k := withOrigin(c.Origin, Note{Kind: KindKubeadmDiffers, Component: nodeversion.Kubeadm, Version: kv})
 	if r.relate(c.Image, r.winner.Image) == relDiffer && !r.notOlder(r.winner.Image, img) {
 		// The runtime moves forward only: kubeadm's image is older than
 		// the one in use (or not comparable with it), and writing it would
@@ -1155,7 +1172,7 @@ func (r *resolver) checkReferences() {
 				// pkg/config ParsePauseImage, v1.36.3; seen live.
 				refuses = "CRI-O refuses to start with it; "
 			}
-			r.conflict(Note{Kind: KindInvalidReference, Origin: c.Origin}, c, Candidate{}, "%s at %s is not a valid image reference (%v): %scorrect it", c.Image, c.Origin, err, refuses)
+			r.conflict(withOrigin(c.Origin, Note{Kind: KindInvalidReference}), c, Candidate{}, "%s at %s is not a valid image reference (%v): %scorrect it", c.Image, c.Origin, err, refuses)
 			r.offerConflict(rankStops, Fix{Action: ActionEdit})
 		}
 	}
@@ -1231,7 +1248,7 @@ func (r *resolver) prepull() {
 	for i, a := range r.res.Prepull {
 		for _, b := range r.res.Prepull[i+1:] {
 			if how := r.sameImage(a, b); how != "" {
-				r.note(Note{Kind: KindPrepullTwoNames}, "pre-pull: %s and %s are one image under two names (%s), and each is looked up by its exact name: "+
+				r.note(withOrigin("", Note{Kind: KindPrepullTwoNames}), "pre-pull: %s and %s are one image under two names (%s), and each is looked up by its exact name: "+
 					"pull it once and store it under both, %s", a, b, how, r.storeTwiceHint(a, b))
 			}
 		}

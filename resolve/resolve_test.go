@@ -179,7 +179,7 @@ var nodeTests = []struct {
 		wantRuntime: "cri-o", wantWinner: SourceCRIOConfig,
 		wantConflicts: []string{`pinned_images entry "*" makes CRI-O panic`},
 		wantPins:      []string{"registry.k8s.io/pause:3.10", "quay.io/myorg/agent*"},
-		wantMode:      pin.CRIOCompat,
+		wantMode:      pin.ModeCRIOCompat,
 		wantPrepull:   []string{"registry.k8s.io/pause:3.10"},
 	},
 	{
@@ -349,7 +349,7 @@ var nodeTests = []struct {
 		wantPins: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/coredns/coredns:v1.12.0", "docker.io/library/busybox:1.36",
 			"k8s.gcr.io/pause:3.10"},
 		wantLabels:  []string{"io.sandboxpin.pin"},
-		wantMode:    pin.CRIDockerdCompat,
+		wantMode:    pin.ModeCRIDockerdCompat,
 		wantPrepull: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/coredns/coredns:v1.12.0", "k8s.gcr.io/pause:3.10"},
 	},
 	{
@@ -363,7 +363,7 @@ var nodeTests = []struct {
 		wantPins: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/coredns/coredns:v1.12.0", "docker.io/library/busybox:1.36",
 			"k8s.gcr.io/pause:3.10"},
 		wantLabels:  []string{"io.sandboxpin.pin"},
-		wantMode:    pin.CRIDockerdCompat,
+		wantMode:    pin.ModeCRIDockerdCompat,
 		wantPrepull: []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/coredns/coredns:v1.12.0", "k8s.gcr.io/pause:3.10"},
 	},
 	{
@@ -390,7 +390,7 @@ var nodeTests = []struct {
 			"is not cri-o's sandbox image as it names it, registry.k8s.io/pause:3.10.1"},
 		wantKinds:   []Kind{KindKubeadmDiffers, KindKubeadmUpgradeRunsPause},
 		wantPins:    []string{"registry.k8s.io/pause:3.10.1"},
-		wantMode:    pin.CRIOCompat,
+		wantMode:    pin.ModeCRIOCompat,
 		wantPrepull: []string{"registry.k8s.io/pause:3.10.1", "registry.k8s.io/pause:3.10.2"},
 	},
 	{

@@ -30,3 +30,8 @@ import (
 // and is safe for concurrent use. How it confines is said in package
 // resolve/internal/nodefs.
 func DirFS(dir string) fs.FS { return nodefs.DirFS(dir) }
+
+// DirOf returns the directory that fsys, a file system [DirFS] returned,
+// reads (absolute and clean; "" for DirFS("")), and false for any other
+// file system. Package remedy writes under it.
+func DirOf(fsys fs.FS) (dir string, ok bool) { return nodefs.DirOf(fsys) }

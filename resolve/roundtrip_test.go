@@ -59,13 +59,13 @@ func TestResultJSONRoundTrip(t *testing.T) {
 				assert.Equal(t, res.Aliases().Rules(), back.Aliases().Rules(), "Aliases")
 
 				img := res.SandboxImage
-				observations := map[string]audit.Observation[*audit.ListedImage]{
+				observations := map[string]audit.ListedObservation{
 					"as configured": {Images: []*audit.ListedImage{{ID: "sha256:1", RepoTags: []string{img}, Pinned: true}}, Lookup: audit.LookupFound},
 					"unpinned":      {Images: []*audit.ListedImage{{ID: "sha256:1", RepoTags: []string{img}}}},
 					"absent":        {Images: []*audit.ListedImage{{ID: "sha256:2", RepoTags: []string{"docker.io/library/busybox:1"}}}},
 				}
 				if mirror != "" {
-					observations["only the mirror's spelling"] = audit.Observation[*audit.ListedImage]{
+					observations["only the mirror's spelling"] = audit.ListedObservation{
 						Images: []*audit.ListedImage{{ID: "sha256:1", RepoTags: []string{mirror}, Pinned: true}}, Lookup: audit.LookupNotFound}
 				}
 				for what, obs := range observations {

@@ -24,6 +24,11 @@ import (
 // A malformed file is a *ConfigError; a nil fsys or a root directory that is
 // not there is an error wrapping [ErrNoRoot].
 func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
+	endpoint, origin, err = containerdEndpoint(fsys)
+	return endpoint, origin, exportErr(err)
+}
+
+func containerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
 	if err := checkRoot(fsys); err != nil {
 		return "", "", err
 	}
@@ -64,6 +69,11 @@ func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
 // unit or flag file is a *ConfigError; a nil fsys or a root directory that
 // is not there is an error wrapping [ErrNoRoot].
 func KubeletEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
+	endpoint, origin, err = kubeletEndpoint(fsys)
+	return endpoint, origin, exportErr(err)
+}
+
+func kubeletEndpoint(fsys fs.FS) (endpoint, origin string, err error) {
 	if err := checkRoot(fsys); err != nil {
 		return "", "", err
 	}

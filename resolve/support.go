@@ -34,7 +34,7 @@ func (r *resolver) checkSupport() {
 	if r.runtime != "" && r.runtimeVer != "" {
 		if v, err := parseVersion(r.runtimeVer); err == nil {
 			if end, row, err := releases.EndOfLife(string(r.runtime), v); err == nil && day.After(end) {
-				r.note(Note{Kind: KindEndOfLife, Component: r.runtime, Version: r.runtimeVer},
+				r.note(withOrigin("", Note{Kind: KindEndOfLife, Component: r.runtime, Version: r.runtimeVer}),
 					"%s %s is past its end of life: upstream supported its release line %s through %s (%s), and it is %s; "+
 						"upgrade to a supported release line", r.runtime, r.runtimeVer, row.Range.From, end.Format(time.DateOnly), row.Read, on)
 			}
@@ -53,7 +53,7 @@ func (r *resolver) checkSupport() {
 			continue
 		}
 		if ok, row, err := releases.KubernetesSupported(v); err == nil && !ok {
-			r.note(Note{Kind: KindEndOfLife, Component: c.component, Version: c.version},
+			r.note(withOrigin("", Note{Kind: KindEndOfLife, Component: c.component, Version: c.version}),
 				"%s %s is past its end of life: its minor %d.%d is not among the three newest Kubernetes minors, which the project supports (%s); "+
 					"upgrade to a supported minor", c.component, c.version, v.Major, v.Minor, row.Read)
 		}

@@ -62,7 +62,7 @@ func newFixCmd(ctx context.Context) *cobra.Command {
 		if write {
 			// Before resolving: a temporary file a killed run left in a
 			// drop-in directory is read as configuration.
-			removed, err := remedy.Sweep(ctx, dir)
+			removed, err := remedy.Sweep(ctx, resolve.DirFS(dir))
 			for _, r := range removed {
 				fmt.Fprintf(c.ErrOrStderr(), "sandboxpin: removed %s, left by a run that was killed\n", r)
 			}
@@ -78,7 +78,7 @@ func newFixCmd(ctx context.Context) *cobra.Command {
 			return err
 		}
 		if write {
-			if err := remedy.Apply(ctx, p, dir, remedy.ApplyOptions{BackupDir: backupDir}); err != nil {
+			if err := remedy.Apply(ctx, p, resolve.DirFS(dir), remedy.ApplyOptions{BackupDir: backupDir}); err != nil {
 				if slices.ContainsFunc(p.Edits, func(e remedy.Edit) bool { return e.Changed }) {
 					return fail(exitError, "written in part: %v", err) // another writer's file, left as it is
 				}
@@ -140,7 +140,7 @@ func planNode(ctx context.Context, n *nodeFlags) (*remedy.Plan, *cri.Client, err
 		if err != nil {
 			return nil, client, fail(exitError, "%v", err)
 		}
-		obs := audit.Observation[*audit.ListedImage]{Images: images}
+		obs := audit.ListedObservation{Images: images}
 		judge = func(r *resolve.Result) (*audit.Verdict, error) { return audit.Judge(r, obs) }
 	case client != nil:
 		rctx, cancel := context.WithTimeout(ctx, dialTimeout)
@@ -163,7 +163,7 @@ func planNode(ctx context.Context, n *nodeFlags) (*remedy.Plan, *cri.Client, err
 			return nil, client, fail(exitError, "%v", err)
 		}
 	}
-	p, err := remedy.For(res, v, n.rootFS())
+	p, err := remedy.For(ctx, res, v, n.rootFS())
 	if err != nil {
 		return nil, client, fail(exitError, "%v", err)
 	}
@@ -208,6 +208,12 @@ func printPlan(w io.Writer, p *remedy.Plan, write bool) {
 		fmt.Fprintf(w, "%d. %s%s: %s\n", i+1, s.Action, done, s.Message)
 		for _, cmd := range s.Commands {
 			fmt.Fprintf(w, "     %s\n", cmd)
+		}
+		for _, alt := range s.Alternatives {
+			fmt.Fprintln(w, "   or, where that cannot be done:")
+			for _, cmd := range alt {
+				fmt.Fprintf(w, "     %s\n", cmd)
+			}
 		}
 	}
 	if !write && len(p.Edits) > 0 {

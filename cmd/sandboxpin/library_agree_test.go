@@ -127,7 +127,7 @@ func TestAuditAgreesWithLibrary(t *testing.T) {
 					require.NoError(t, os.WriteFile(file, b, 0o600))
 					code, stdout, stderr := runCmd(t, append([]string{"audit", "--root", root, "--images", file, "-o", "json"}, args...)...)
 
-					want, err := audit.Judge(res, audit.Observation[*audit.ListedImage]{Images: images})
+					want, err := audit.Judge(res, audit.ListedObservation{Images: images})
 					if img == "" {
 						require.ErrorIs(t, err, resolve.ErrNoSandboxImage)
 						assert.Equal(t, exitUnknown, code, "%s: stderr %s", what, stderr)

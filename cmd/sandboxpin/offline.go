@@ -38,5 +38,5 @@ func auditOffline(ctx context.Context, n *nodeFlags) nodeAudit {
 	if err := n.unknown(res); err != nil {
 		return nodeAudit{Err: err}
 	}
-	return judged(res, audit.Observation[*audit.ListedImage]{Images: images, Lookup: audit.LookupNotAsked})
+	return judged(res, audit.ListedObservation{Images: images, Lookup: audit.LookupNotAsked})
 }

@@ -116,9 +116,9 @@ func printResult(w io.Writer, res *resolve.Result) {
 	}
 	how := "strict: compared as canonical references, registry aliases applied"
 	switch res.PinMode {
-	case pin.CRIOCompat:
+	case pin.ModeCRIOCompat:
 		how = "as CRI-O compares them: raw strings up to case, x* anywhere in the name"
-	case pin.CRIDockerdCompat:
+	case pin.ModeCRIDockerdCompat:
 		how = "as cri-dockerd compares them: the sandbox image, then --pinned-images, raw strings against the names `docker images` shows"
 	}
 	fmt.Fprintf(w, "\nPins (%s): %s\n", how, orNone(res.Pins))

@@ -79,7 +79,7 @@ func pauseRule(pause string, img *runtimeapi.Image) bool {
 	return false
 }
 
-// TestLiveCRIOCompat is the differential test of pin.CRIOCompat against
+// TestLiveCRIOCompat is the differential test of pin.ModeCRIOCompat against
 // CRI-O itself: for every set of crioPinSets, CRI-O's own Image.pinned must
 // equal pin.Compile(pinned_images, CRIOCompat) or the pause-image rule, for
 // every stored image. Sets are applied with SIGHUP; the first and last also
@@ -105,7 +105,7 @@ func TestLiveCRIOCompat(t *testing.T) {
 	table.WriteString("\n")
 	check := func(set int, how string) {
 		s := crioPinSets[set]
-		m, err := pin.Compile(s.pinned, pin.WithMode(pin.CRIOCompat))
+		m, err := pin.Compile(s.pinned, pin.WithMode(pin.ModeCRIOCompat))
 		require.NoError(t, err, "set %s", s.name)
 		imgs := c.Images(t)
 		require.Len(t, imgs, len(columns))

@@ -23,7 +23,7 @@ func main() {
 	flag.Parse()
 	res := must(resolve.Resolve(context.Background(), o))
 	images := must(audit.ReadImages(os.Stdin)) // offline: Judge predicts the runtime's own lookup
-	v := must(audit.Judge(res, audit.Observation[*audit.ListedImage]{Images: images}))
+	v := must(audit.Judge(res, audit.ListedObservation{Images: images}))
 	must(0, json.NewEncoder(os.Stdout).Encode(map[string]any{"prepull": res.Prepull, "verdict": v}))
 	if !v.Protected() {
 		os.Exit(1)

@@ -34,7 +34,7 @@ type patchedPinned struct {
 }
 
 func newPatchedPinned(pinned map[string]string) (patchedPinned, error) {
-	m, err := pin.Compile(slices.Sorted(maps.Values(pinned)), pin.WithMode(pin.Strict))
+	m, err := pin.Compile(slices.Sorted(maps.Values(pinned)), pin.WithMode(pin.ModeStrict))
 	return patchedPinned{m: m}, err
 }
 

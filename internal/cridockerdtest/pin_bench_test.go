@@ -64,7 +64,7 @@ var dockerImages = []dockerImage{
 func TestPinDecisions(t *testing.T) {
 	t.Parallel()
 	for _, sandbox := range []string{"registry.k8s.io/pause:3.10.1", "k8s.gcr.io/pause:3.10.1"} {
-		m, err := pin.Compile([]string{sandbox}, pin.WithMode(pin.Strict))
+		m, err := pin.Compile([]string{sandbox}, pin.WithMode(pin.ModeStrict))
 		require.NoError(t, err)
 		for _, img := range dockerImages {
 			exact := sandbox == "registry.k8s.io/pause:3.10.1"
@@ -79,7 +79,7 @@ func TestPinDecisions(t *testing.T) {
 // registry.k8s.io/pause:3.10.1.
 func BenchmarkPinDecision(b *testing.B) {
 	const sandbox = "registry.k8s.io/pause:3.10.1"
-	m, err := pin.Compile([]string{sandbox}, pin.WithMode(pin.Strict))
+	m, err := pin.Compile([]string{sandbox}, pin.WithMode(pin.ModeStrict))
 	require.NoError(b, err)
 	for _, img := range dockerImages {
 		b.Run(img.name+"/stock", func(b *testing.B) {

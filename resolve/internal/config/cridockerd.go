@@ -16,7 +16,7 @@ const (
 	criDockerdUnit = "cri-docker.service"
 	criDockerdFlag = "pod-infra-container-image"
 	// The list flags of cri-dockerd 0.4.7 and later (cri-dockerd#571,
-	// core/pinned.go read at 89da1c1793ab; see pin.CRIDockerdCompat).
+	// core/pinned.go read at 89da1c1793ab; see pin.ModeCRIDockerdCompat).
 	criDockerdPinnedImages = "pinned-images"
 	criDockerdPinnedLabels = "pinned-image-labels"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// PinnedListEntries returns the entries (for pin.CRIDockerdCompat) of a cri-dockerd list flag,
+// PinnedListEntries returns the entries (for pin.ModeCRIDockerdCompat) of a cri-dockerd list flag,
 // --pinned-images or --pinned-image-labels, from its values on the command
 // line, one per occurrence of the flag. Each value is read as a pflag
 // StringSlice reads it, one CSV record (so "a,b" is two entries and

@@ -62,6 +62,16 @@ var _ fs.StatFS = (*rootFS)(nil)
 // String returns the root directory, as errors name it.
 func (r *rootFS) String() string { return r.dir }
 
+// DirOf returns the directory fsys reads and true when DirFS returned it
+// ("" for DirFS("")), else "", false.
+func DirOf(fsys fs.FS) (string, bool) {
+	r, ok := fsys.(*rootFS)
+	if !ok {
+		return "", false
+	}
+	return r.dir, true
+}
+
 // IsDirFS reports whether fsys is a file system DirFS returned, whose Open
 // refuses special files before opening them.
 func IsDirFS(fsys fs.FS) bool {

@@ -49,7 +49,8 @@ func NotRegular(m fs.FileMode) error {
 var ErrInvalidConfig = errors.New("invalid configuration")
 
 // ConfigError reports a node file that could not be used. Package resolve
-// exports it as resolve.ConfigError, an alias: one type for errors.As.
+// defines resolve.ConfigError with the same fields and gives its callers
+// that type instead (resolve's exportErr), so go doc shows the fields.
 type ConfigError struct {
 	Path string // file on the node, as an absolute path ("/etc/containerd/config.toml")
 	Key  string // TOML/YAML key or variable/flag name, "" if the file did not parse

@@ -207,7 +207,7 @@ var facts = [numFacts][]Row{
 			"(a trailing * a prefix, a bare repository every tag of it), with no normalization; put the name `docker images` shows for an image there to pin it",
 			"core/pinned.go newPinnedImageMatcher and matches, core/pinned_test.go, read at commits 89da1c1793ab and fcde94e77660 of cri-dockerd#571, " +
 				"first released in v0.4.7 (2026-09-09; v0.4.10 the newest): no v0.4.7 or later tag could be read (the mirror holds none, the Go module proxy " +
-				"refuses v0.4.7 and v0.4.10), nor config/options.go's flag definitions, so a comma-separated and a repeated flag are both read (pin.CRIDockerdCompat)"},
+				"refuses v0.4.7 and v0.4.10), nor config/options.go's flag definitions, so a comma-separated and a repeated flag are both read (pin.ModeCRIDockerdCompat)"},
 	},
 	ContainerdPinnedLabel: {
 		{Containerd, Range{"1.6.25", "1.7"}, "containerd %s reports pinned for an image one of whose names carries its label " + pinnedLabel +
