@@ -29,8 +29,9 @@ func WithAliases(a *reference.Aliases) Option {
 	return func(o *options) { o.aliases, o.aliasesSet = a, true }
 }
 
-// WithMode sets how patterns are read: [Strict] (the default),
-// [CRIOCompat] or [CRIDockerdCompat].
+// WithMode sets how patterns are read: [Strict] (the default, and what the
+// zero Mode means), [CRIOCompat] or [CRIDockerdCompat]. Compile refuses any
+// other word with an error wrapping [ErrUnknownMode].
 func WithMode(m Mode) Option {
 	return func(o *options) { o.mode = m }
 }
@@ -106,8 +107,11 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 	if !o.aliasesSet {
 		o.aliases = reference.DefaultAliases()
 	}
-	if o.mode > CRIDockerdCompat {
-		return nil, fmt.Errorf("pin: unknown mode %d", uint8(o.mode))
+	if o.mode == "" {
+		o.mode = Strict
+	}
+	if !o.mode.Known() {
+		return nil, fmt.Errorf("pin: mode %q: %w: want %q, %q or %q", o.mode, ErrUnknownMode, Strict, CRIOCompat, CRIDockerdCompat)
 	}
 	if o.mode != CRIDockerdCompat && (len(o.labels) > 0 || o.sandbox != "") {
 		return nil, fmt.Errorf("pin: image labels and a sandbox image need mode %s, not %s", CRIDockerdCompat, o.mode)

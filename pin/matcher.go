@@ -42,7 +42,7 @@ type Match struct {
 // marshals as {"pattern":"","name":""}, which unmarshals to the zero Match.
 func (m Match) MarshalJSON() ([]byte, error) {
 	type match Match // the same fields, without this method
-	if m.Kind != 0 {
+	if m.Kind != "" {
 		return json.Marshal(match(m))
 	}
 	return json.Marshal(struct {
