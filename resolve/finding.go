@@ -213,8 +213,9 @@ type Fix struct {
 }
 
 // Urgency is how much the finding a [Fix] answers matters to the node, as
-// a stable word. The set is closed: [UrgencyStops], [UrgencyUnprotected]
-// and [UrgencyOther], from the most urgent; "" counts as UrgencyOther.
+// a stable word: [UrgencyStops], [UrgencyUnprotected] and [UrgencyOther],
+// from the most urgent; "" and a word of a later version
+// ([Urgency.Known] false) count as UrgencyOther.
 type Urgency string
 
 // The urgencies, from the most urgent.

@@ -181,7 +181,8 @@ type Result struct {
 	Pins []string `json:"pins"`
 	// PinMode is pin.CRIOCompat for CRI-O, pin.CRIDockerdCompat for
 	// cri-dockerd 0.4.7 and later (which read --pinned-images), pin.Strict
-	// otherwise.
+	// otherwise; "" (a Result made by hand) counts as pin.Strict, and a
+	// mode pin does not know makes [Result.Matcher] an error.
 	PinMode pin.Mode `json:"pinMode"`
 	// PinLabels are cri-dockerd's --pinned-image-labels entries
 	// (pin.WithImageLabels), in pin.CRIDockerdCompat only; nil otherwise.

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxpin/sandboxpin/pin"
 )
 
 // word is a word-valued type of this package's JSON.
@@ -117,4 +119,22 @@ func TestZeroWordsDecode(t *testing.T) {
 	assert.Zero(t, s)
 	assert.Zero(t, r)
 	assert.Zero(t, k)
+}
+
+// TestPinModeWords: a Result's zero PinMode compiles as pin.Strict; a mode
+// of a later version decodes but its Matcher is an error wrapping
+// pin.ErrUnknownMode, not a silently different matcher.
+func TestPinModeWords(t *testing.T) {
+	t.Parallel()
+	const img = "registry.k8s.io/pause:3.10"
+	res := &Result{Runtime: "containerd", SandboxImage: img, Pins: []string{img}}
+	m, err := res.Matcher()
+	require.NoError(t, err)
+	assert.True(t, m.IsPinned("k8s.gcr.io/pause:3.10"), "the zero PinMode reads as Strict: aliases apply")
+	require.NoError(t, json.Unmarshal([]byte(`{"pinMode":"youki-compat"}`), res))
+	assert.Equal(t, pin.Mode("youki-compat"), res.PinMode)
+	_, err = res.Matcher()
+	assert.ErrorIs(t, err, pin.ErrUnknownMode)
+	_, err = res.RuntimeMatcher()
+	assert.ErrorIs(t, err, pin.ErrUnknownMode)
 }
