@@ -26,15 +26,20 @@ const (
 	LookupNotFound Lookup = "not-found"
 )
 
-// UnmarshalText accepts the lookups ("" for LookupNotAsked) and refuses any
-// other word with an error wrapping [ErrInvalidObservation].
+// Known reports whether l is LookupFound or LookupNotFound; false for
+// LookupNotAsked ("") and for a word of a later version.
+func (l Lookup) Known() bool { return l == LookupFound || l == LookupNotFound }
+
+// UnmarshalText accepts "" (LookupNotAsked) and any word spelled as lookups
+// are, known or not, so that a reader decodes a newer producer's JSON;
+// other text is an error wrapping [ErrInvalidObservation]. [Judge] refuses
+// a word it does not know.
 func (l *Lookup) UnmarshalText(text []byte) error {
-	switch v := Lookup(text); v {
-	case LookupNotAsked, LookupFound, LookupNotFound:
-		*l = v
-		return nil
+	if !isWord(text) {
+		return fmt.Errorf("%w: lookup %q: want %q, %q or \"\" (not asked)", ErrInvalidObservation, text, LookupFound, LookupNotFound)
 	}
-	return fmt.Errorf("%w: lookup %q: want %q, %q or \"\" (not asked)", ErrInvalidObservation, text, LookupFound, LookupNotFound)
+	*l = Lookup(text)
+	return nil
 }
 
 var _ encoding.TextUnmarshaler = (*Lookup)(nil)

@@ -55,7 +55,7 @@ func TestLookupText(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(`"`+string(l)+`"`), &got), "Unmarshal(%q)", l)
 		assert.Equal(t, l, got)
 	}
-	for _, bad := range []string{"Found", "yes", "not found"} {
+	for _, bad := range []string{"Found", "not found", "not_found"} {
 		var got Lookup
 		err := json.Unmarshal([]byte(`"`+bad+`"`), &got)
 		assert.ErrorIs(t, err, ErrInvalidObservation, "Unmarshal(%q)", bad)

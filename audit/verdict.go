@@ -85,26 +85,62 @@ const (
 	SpellingAlias Spelling = "alias" // a registry alias, Docker Hub form, digest or ID
 )
 
-// UnmarshalText accepts the statuses above and "" (the zero Verdict's: no
-// verdict); any other text is an error: the set is closed.
-func (s *Status) UnmarshalText(text []byte) error {
-	switch v := Status(text); v {
-	case "", StatusWillNotStart, StatusAbsent, StatusUnpinned, StatusNotStoredAsConfigured, StatusOK:
-		*s = v
-		return nil
+// Known reports whether s is one of the statuses above; false for "" (the
+// zero Verdict's: no verdict) and for a word of a later version, which a
+// reader treats as not OK.
+func (s Status) Known() bool {
+	switch s {
+	case StatusWillNotStart, StatusAbsent, StatusUnpinned, StatusNotStoredAsConfigured, StatusOK:
+		return true
 	}
-	return fmt.Errorf("audit: unknown status %q", text)
+	return false
 }
 
-// UnmarshalText accepts the spellings above and "" (none matched); any
-// other text is an error: the set is closed.
-func (s *Spelling) UnmarshalText(text []byte) error {
-	switch v := Spelling(text); v {
-	case "", SpellingExact, SpellingCase, SpellingAlias:
-		*s = v
-		return nil
+// UnmarshalText accepts "" (no verdict) and any word spelled as statuses
+// are, known or not: the set grows (StatusWillNotStart came late), and a
+// reader decodes a newer producer's JSON. Other text is an error.
+func (s *Status) UnmarshalText(text []byte) error { return unmarshalWord(s, "status", text) }
+
+// Known reports whether s is one of the spellings above; false for "" (none
+// matched) and for a word of a later version.
+func (s Spelling) Known() bool {
+	return s == SpellingExact || s == SpellingCase || s == SpellingAlias
+}
+
+// UnmarshalText accepts "" (none matched) and any word spelled as
+// spellings are, known or not, so that a reader decodes a newer producer's
+// JSON. Other text is an error.
+func (s *Spelling) UnmarshalText(text []byte) error { return unmarshalWord(s, "spelling", text) }
+
+// unmarshalWord sets *v to text when text is "" or a word spelled as
+// resolve's kinds are (lowercase letters and digits joined by single
+// dashes, at most 128 bytes), and returns an error naming what for other
+// text: a word of a later version is kept (docs/design.md, "Words in
+// JSON").
+func unmarshalWord[T ~string](v *T, what string, text []byte) error {
+	if !isWord(text) {
+		return fmt.Errorf("audit: invalid %s %q: want lowercase words of letters and digits joined by dashes", what, text)
 	}
-	return fmt.Errorf("audit: unknown spelling %q", text)
+	*v = T(text)
+	return nil
+}
+
+// isWord reports whether text is "" or at most 128 lowercase letters and
+// digits joined by single dashes, as resolve.Kind.UnmarshalText reads a
+// kind.
+func isWord(text []byte) bool {
+	if len(text) == 0 {
+		return true
+	}
+	if len(text) > 128 || text[0] == '-' || text[len(text)-1] == '-' {
+		return false
+	}
+	for i, c := range text {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' && text[i-1] != '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Verdict is the answer for one node: is its sandbox image safe from the

@@ -288,7 +288,8 @@ func TestZeroVerdictJSON(t *testing.T) {
 	assert.False(t, back.Protected())
 }
 
-// TestStatusSpellingText: the closed sets refuse text outside them.
+// TestStatusSpellingText: the words decode, a later version's too; text
+// that is no word is an error.
 func TestStatusSpellingText(t *testing.T) {
 	t.Parallel()
 	for _, s := range []Status{StatusWillNotStart, StatusAbsent, StatusUnpinned, StatusNotStoredAsConfigured, StatusOK} {
@@ -297,11 +298,11 @@ func TestStatusSpellingText(t *testing.T) {
 		assert.Equal(t, s, got)
 	}
 	var st Status
-	assert.Error(t, json.Unmarshal([]byte(`"fine"`), &st))
+	assert.Error(t, json.Unmarshal([]byte(`"Fine"`), &st))
 	require.NoError(t, json.Unmarshal([]byte(`""`), &st), `"" is the zero Status (issue 52)`)
 	assert.Equal(t, Status(""), st)
 	var sp Spelling
 	assert.NoError(t, json.Unmarshal([]byte(`"case"`), &sp))
 	assert.Equal(t, SpellingCase, sp)
-	assert.Error(t, json.Unmarshal([]byte(`"other"`), &sp))
+	assert.Error(t, json.Unmarshal([]byte(`"other spelling"`), &sp))
 }

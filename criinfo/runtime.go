@@ -6,10 +6,14 @@ import (
 	"fmt"
 )
 
-// Runtime names a CRI runtime. The set is closed: the constants below are
-// every value, and [Runtime.UnmarshalText] refuses any other word. The zero
-// value means the same as [RuntimeUnknown], the one way unknown is written
-// ([Runtime.MarshalText]); [Runtime.Known] tells both apart from a runtime.
+// Runtime names a CRI runtime. Its value is its word, the same in Go and in
+// JSON. The zero value, "", is not given (resolve.Options.Runtime "":
+// detect it); [RuntimeUnknown], "unknown", is what a reader reports when it
+// looked and no runtime identified itself. Neither is a runtime:
+// [Runtime.Known] is false for both, and for the word of a runtime that a
+// later version knows ("youki"), which [Runtime.UnmarshalText] keeps so
+// that a reader decodes a newer producer's JSON. Ask Known, not
+// == RuntimeUnknown.
 type Runtime string
 
 // The runtimes.
@@ -25,10 +29,9 @@ const (
 	RuntimeCRIDockerd Runtime = "cri-dockerd"
 )
 
-// ErrUnknownRuntime is wrapped by the error of [Runtime.UnmarshalText] and
-// [Runtime.MarshalText] for a word that names no runtime of this package,
-// and by functions elsewhere (resolve.RuntimeDefaultImage) given a runtime
-// they know nothing of.
+// ErrUnknownRuntime is wrapped by the error of [Runtime.UnmarshalText] for
+// text that is no word, and by functions elsewhere (resolve.Resolve,
+// resolve.RuntimeDefaultImage) given a runtime they know nothing of.
 var ErrUnknownRuntime = errors.New("unknown runtime")
 
 // Known reports whether r names a runtime: containerd, CRI-O or
@@ -37,36 +40,39 @@ func (r Runtime) Known() bool {
 	return r == RuntimeContainerd || r == RuntimeCRIO || r == RuntimeCRIDockerd
 }
 
-// MarshalText writes r, and the zero value as "unknown"; a word outside the
-// constants is an error wrapping [ErrUnknownRuntime].
-func (r Runtime) MarshalText() ([]byte, error) {
-	if r == "" {
-		r = RuntimeUnknown
-	}
-	if !r.Known() && r != RuntimeUnknown {
-		return nil, r.refuse()
-	}
-	return []byte(r), nil
-}
+// MarshalText writes r's word; the zero value is "".
+func (r Runtime) MarshalText() ([]byte, error) { return []byte(r), nil }
 
-// UnmarshalText accepts the runtimes above, and "" as RuntimeUnknown, and
-// refuses any other word ("crio" and "docker" included) with an error
-// wrapping [ErrUnknownRuntime]: the set is closed.
+// UnmarshalText accepts "" (the zero value) and any word spelled as
+// runtimes are (lowercase letters and digits joined by single dashes, at
+// most 128 bytes), known or not: "crio" and "docker" decode, and report
+// Known false. Other text is an error wrapping [ErrUnknownRuntime] and
+// leaves r unchanged.
 func (r *Runtime) UnmarshalText(text []byte) error {
-	v := Runtime(text)
-	if v == "" {
-		v = RuntimeUnknown
+	if !isWord(text) {
+		return fmt.Errorf("criinfo: runtime %q: %w: want a word such as %q, %q, %q or %q",
+			text, ErrUnknownRuntime, RuntimeContainerd, RuntimeCRIO, RuntimeCRIDockerd, RuntimeUnknown)
 	}
-	if !v.Known() && v != RuntimeUnknown {
-		return v.refuse()
-	}
-	*r = v
+	*r = Runtime(text)
 	return nil
 }
 
-func (r Runtime) refuse() error {
-	return fmt.Errorf("criinfo: runtime %q: %w: want %q, %q, %q or %q",
-		string(r), ErrUnknownRuntime, RuntimeContainerd, RuntimeCRIO, RuntimeCRIDockerd, RuntimeUnknown)
+// isWord reports whether text is "" or at most 128 lowercase letters and
+// digits joined by single dashes, as resolve.Kind.UnmarshalText reads a
+// kind.
+func isWord(text []byte) bool {
+	if len(text) == 0 {
+		return true
+	}
+	if len(text) > 128 || text[0] == '-' || text[len(text)-1] == '-' {
+		return false
+	}
+	for i, c := range text {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' && text[i-1] != '-') {
+			return false
+		}
+	}
+	return true
 }
 
 var (

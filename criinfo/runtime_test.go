@@ -10,22 +10,27 @@ import (
 
 // runtimeWords are texts and whether Runtime.UnmarshalText accepts them.
 var runtimeWords = []struct {
-	in   string  // text
-	want Runtime // result when accepted
-	ok   bool    // accepted
+	in    string  // text
+	want  Runtime // result when accepted
+	ok    bool    // accepted
+	known bool    // want.Known()
 }{
-	{in: "", want: RuntimeUnknown, ok: true}, // the zero value, as written before v0.1.0
-	{in: "containerd", want: RuntimeContainerd, ok: true},
-	{in: "cri-o", want: RuntimeCRIO, ok: true},
-	{in: "cri-dockerd", want: RuntimeCRIDockerd, ok: true},
+	{in: "", want: "", ok: true}, // the zero value: not given
+	{in: "containerd", want: RuntimeContainerd, ok: true, known: true},
+	{in: "cri-o", want: RuntimeCRIO, ok: true, known: true},
+	{in: "cri-dockerd", want: RuntimeCRIDockerd, ok: true, known: true},
 	{in: "unknown", want: RuntimeUnknown, ok: true},
+	{in: "youki", want: "youki", ok: true},   // a later version's runtime
+	{in: "crio", want: "crio", ok: true},     // CRI-O's binary, not its RuntimeName: a word, no runtime
+	{in: "docker", want: "docker", ok: true}, // cri-dockerd's RuntimeName, mapped by criinfo/cri only
 	{in: "Unknown"},
-	{in: "crio"},   // CRI-O's binary, not its RuntimeName
-	{in: "docker"}, // cri-dockerd's RuntimeName, mapped by criinfo/cri only
 	{in: "Containerd"},
 	{in: " containerd"},
+	{in: "cri--o"},
 }
 
+// TestRuntimeUnmarshalText: every word decodes, kept as written, a word of
+// a later version too (issue 52); text that is no word is an error.
 func TestRuntimeUnmarshalText(t *testing.T) {
 	t.Parallel()
 	for _, tt := range runtimeWords {
@@ -40,31 +45,29 @@ func TestRuntimeUnmarshalText(t *testing.T) {
 			}
 			require.NoError(t, err, "UnmarshalText(%q)", tt.in)
 			assert.Equal(t, tt.want, got, "UnmarshalText(%q)", tt.in)
+			assert.Equal(t, tt.known, got.Known(), "%q.Known()", got)
+			b, err := got.MarshalText()
+			require.NoError(t, err)
+			assert.Equal(t, tt.in, string(b), "marshals back unchanged")
 		})
 	}
 }
 
-// TestRuntimeJSON round-trips an Info's runtime through JSON: unknown is
-// written "unknown", the zero value too, and both read back as
-// RuntimeUnknown; a word outside the set is refused both ways.
+// TestRuntimeJSON round-trips an Info's runtime through JSON, each word as
+// itself: "" is the zero value, "unknown" RuntimeUnknown, and a later
+// version's word decodes.
 func TestRuntimeJSON(t *testing.T) {
 	t.Parallel()
-	for _, rt := range []Runtime{"", RuntimeUnknown, RuntimeContainerd, RuntimeCRIO, RuntimeCRIDockerd} {
+	for _, rt := range []Runtime{"", RuntimeUnknown, RuntimeContainerd, RuntimeCRIO, RuntimeCRIDockerd, "youki"} {
 		b, err := json.Marshal(Info{Runtime: rt})
 		require.NoError(t, err)
-		want := rt
-		if rt == "" {
-			want = RuntimeUnknown
-		}
-		assert.Contains(t, string(b), `"Runtime":"`+string(want)+`"`)
+		assert.Contains(t, string(b), `"Runtime":"`+string(rt)+`"`)
 		var back Info
 		require.NoError(t, json.Unmarshal(b, &back), "%s", b)
-		assert.Equal(t, want, back.Runtime, "%s", b)
+		assert.Equal(t, rt, back.Runtime, "%s", b)
 	}
 	var in Info
-	assert.ErrorIs(t, json.Unmarshal([]byte(`{"Runtime":"crio"}`), &in), ErrUnknownRuntime)
-	_, err := json.Marshal(Info{Runtime: "docker"})
-	assert.ErrorIs(t, err, ErrUnknownRuntime)
+	assert.ErrorIs(t, json.Unmarshal([]byte(`{"Runtime":"CRI-O"}`), &in), ErrUnknownRuntime)
 }
 
 func TestRuntimeKnown(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 )
 
 // compileCRIORegexps builds the regexps CRI-O builds from pinned_images (as
-// read in its internal/storage/image.go), the baseline for CRIOCompat. Like
+// read in its internal/storage/image.go), the baseline for ModeCRIOCompat. Like
 // CRI-O it panics on "*".
 func compileCRIORegexps(patterns []string) []*regexp.Regexp {
 	out := make([]*regexp.Regexp, 0, len(patterns))

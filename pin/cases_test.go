@@ -16,7 +16,7 @@ func (i image) GetId() string            { return i.id } //nolint:revive // the 
 func (i image) GetRepoTags() []string    { return i.tags }
 func (i image) GetRepoDigests() []string { return i.digests }
 
-// strictCases are the rows of the Strict semantics: one pattern list, one
+// strictCases are the rows of the ModeStrict semantics: one pattern list, one
 // name, and whether the name is pinned. Tests, fuzz seeds and benchmarks
 // share them.
 var strictCases = []struct {
@@ -73,7 +73,7 @@ var strictCases = []struct {
 // crioCases are CRI-O's pinned_images rules, as its code applies them.
 var crioCases = []struct {
 	name     string
-	patterns []string // compiled in CRIOCompat mode
+	patterns []string // compiled in ModeCRIOCompat mode
 	image    string   // the raw name
 	want     bool
 }{
@@ -110,7 +110,7 @@ func (i labeledImage) GetLabels() map[string]string { return i.labels }
 // them.
 var criDockerdCases = []struct {
 	name      string
-	patterns  []string     // --pinned-images entries, compiled in CRIDockerdCompat mode
+	patterns  []string     // --pinned-images entries, compiled in ModeCRIDockerdCompat mode
 	selectors []string     // --pinned-image-labels entries
 	sandbox   string       // WithSandboxImage
 	img       labeledImage // the image as Docker lists it

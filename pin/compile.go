@@ -30,8 +30,9 @@ func WithAliases(a *reference.Aliases) Option {
 	return func(o *options) { o.aliases = a }
 }
 
-// WithMode sets how patterns are read: [ModeStrict] (the default),
-// [ModeCRIOCompat] or [ModeCRIDockerdCompat].
+// WithMode sets how patterns are read: [ModeStrict] (the default, and what the
+// zero Mode means), [ModeCRIOCompat] or [ModeCRIDockerdCompat]. Compile refuses any
+// other word with an error wrapping [ErrUnknownMode].
 func WithMode(m Mode) Option {
 	return func(o *options) { o.mode = m }
 }
@@ -107,8 +108,11 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 	if o.aliases == nil {
 		o.aliases = reference.DefaultAliases()
 	}
-	if o.mode > ModeCRIDockerdCompat {
-		return nil, fmt.Errorf("pin: unknown mode %d", uint8(o.mode))
+	if o.mode == "" {
+		o.mode = ModeStrict
+	}
+	if !o.mode.Known() {
+		return nil, fmt.Errorf("pin: mode %q: %w: want %q, %q or %q", o.mode, ErrUnknownMode, ModeStrict, ModeCRIOCompat, ModeCRIDockerdCompat)
 	}
 	if o.mode != ModeCRIDockerdCompat && (len(o.labels) > 0 || o.sandbox != "") {
 		return nil, fmt.Errorf("pin: image labels and a sandbox image need mode %s, not %s", ModeCRIDockerdCompat, o.mode)

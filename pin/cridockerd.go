@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// What CRIDockerdCompat reproduces, as read upstream (cri-dockerd#571,
+// What ModeCRIDockerdCompat reproduces, as read upstream (cri-dockerd#571,
 // "Add pinned image selectors to exclude images from kubelet GC", merged
 // 2026-09; first released in v0.4.7 per issue 47, a tag this project's
 // mirror of Mirantis/cri-dockerd does not hold yet):
@@ -31,7 +31,7 @@ import (
 // repeatable) or a StringArray (repeated only) is not known here;
 // resolve reads both forms from the unit.
 
-// criDockerdRules are the rules of a CRIDockerdCompat matcher.
+// criDockerdRules are the rules of a ModeCRIDockerdCompat matcher.
 type criDockerdRules struct {
 	exact    map[string]int // entries with a tag or a digest
 	repos    map[string]int // bare repositories
@@ -185,7 +185,7 @@ func (d *criDockerdRules) findLabel(img Image) (rule int, value string) {
 	return noRule, ""
 }
 
-// explainCRIDockerd is explain for a CRIDockerdCompat matcher: the
+// explainCRIDockerd is explain for a ModeCRIDockerdCompat matcher: the
 // sandbox image against repo tags, the labels, then each repo tag and each
 // repo digest; never the ID, which cri-dockerd does not compare.
 func (m *Matcher) explainCRIDockerd(img Image) (hit, bool) {
@@ -220,7 +220,7 @@ func (d *criDockerdRules) labelKey(r int) string {
 	return ""
 }
 
-// isPinnedCRIDockerd is IsPinned in CRIDockerdCompat mode: s is a repo
+// isPinnedCRIDockerd is IsPinned in ModeCRIDockerdCompat mode: s is a repo
 // digest if it has an "@", else a repo tag, which the sandbox image may
 // equal.
 func (d *criDockerdRules) isPinned(s string) int {

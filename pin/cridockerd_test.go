@@ -133,9 +133,9 @@ func TestCRIDockerdExplain(t *testing.T) {
 func TestCRIDockerdCompileOptions(t *testing.T) {
 	t.Parallel()
 	_, err := Compile(nil, WithImageLabels("pin"))
-	require.Error(t, err, "labels need CRIDockerdCompat")
+	require.Error(t, err, "labels need ModeCRIDockerdCompat")
 	_, err = Compile(nil, WithMode(ModeCRIOCompat), WithSandboxImage("pause:3.10"))
-	require.Error(t, err, "a sandbox image needs CRIDockerdCompat")
+	require.Error(t, err, "a sandbox image needs ModeCRIDockerdCompat")
 	// cri-dockerd accepts every entry; so does Compile.
 	m, err := Compile([]string{"*", "**", "\xff", "docker.io/library/x", "a b", "@"}, WithMode(ModeCRIDockerdCompat))
 	require.NoError(t, err)

@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// crioRule is a CRIOCompat pattern: CRI-O compiles each to a regexp with
+// crioRule is a ModeCRIOCompat pattern: CRI-O compiles each to a regexp with
 // (?i), a whole-string one for exact patterns and an unanchored one
 // otherwise. Matching here gives the same answers without regexps.
 type crioRule struct {

@@ -20,10 +20,10 @@
 // cri-dockerd compare the configured name as a raw string, so
 // "k8s.gcr.io/pause:3.10.1" configured does not pin the same image stored as
 // "registry.k8s.io/pause:3.10.1"; CRI-O's globs are unanchored and
-// case-insensitive. Strict mode compares canonical, alias-aware references
+// case-insensitive. ModeStrict mode compares canonical, alias-aware references
 // ([WithAliases]: nil or not given is reference.DefaultAliases, as in every
 // sandboxpin package; reference.NoAliases() is none);
-// CRIOCompat mode predicts what CRI-O does, and CRIDockerdCompat mode what
+// ModeCRIOCompat mode predicts what CRI-O does, and ModeCRIDockerdCompat mode what
 // cri-dockerd 0.4.7 and later do with --pinned-images and
 // --pinned-image-labels: raw strings against Docker's familiar names, so
 // that "docker.io/library/nginx:1.27" pins nothing ([CRIDockerdNeverMatches]
@@ -44,7 +44,7 @@
 // An image's tags and digests usually share a name, and globs and keywords
 // are tried once per name. A wildcard match is confirmed with a full parse,
 // so a malformed name is never pinned by a glob.
-// CRIDockerdCompat looks each name up in two maps (whole, and without its
+// ModeCRIDockerdCompat looks each name up in two maps (whole, and without its
 // tag or digest), tries its prefixes in order and the label selectors
 // against the image's label map: it never allocates either.
 //

@@ -9,6 +9,11 @@ import (
 // ErrInvalidPattern is wrapped by every *[PatternError].
 var ErrInvalidPattern = errors.New("invalid pin pattern")
 
+// ErrUnknownMode is wrapped by the error of [Compile] given a [Mode] that is
+// none of this version's (a word of a later version's JSON decodes, but
+// does not compile).
+var ErrUnknownMode = errors.New("unknown mode")
+
 // PatternError reports a pattern that [Compile] rejects. Its message quotes
 // at most the first 80 bytes of the pattern (and says how long it is), so
 // that a megabyte of pattern makes a short error; the field holds it whole.

@@ -169,7 +169,7 @@ func FuzzCRIOCompat(f *testing.F) {
 			crioPanics = crioPanics || p == "*" || !utf8.ValidString(p)
 		}
 		if crioPanics != (err != nil) {
-			t.Fatalf("Compile(%q, CRIOCompat) error %v, but CRI-O panics: %v", list, err, crioPanics)
+			t.Fatalf("Compile(%q, ModeCRIOCompat) error %v, but CRI-O panics: %v", list, err, crioPanics)
 		}
 		if err != nil {
 			return
@@ -180,7 +180,7 @@ func FuzzCRIOCompat(f *testing.F) {
 	})
 }
 
-// FuzzCRIDockerdCompat compares CRIDockerdCompat with criDockerdReference,
+// FuzzCRIDockerdCompat compares ModeCRIDockerdCompat with criDockerdReference,
 // cri-dockerd's rules written out one entry at a time. Every argument but
 // sandbox is a list, one item a line; labels are "key=value" lines.
 func FuzzCRIDockerdCompat(f *testing.F) {
@@ -210,7 +210,7 @@ func FuzzCRIDockerdCompat(f *testing.F) {
 		}
 		m, err := Compile(pl, WithMode(ModeCRIDockerdCompat), WithImageLabels(sl...), WithSandboxImage(sandbox))
 		if err != nil {
-			t.Fatalf("Compile(%q, %q, %q, CRIDockerdCompat) = %v; cri-dockerd accepts every entry", pl, sl, sandbox, err)
+			t.Fatalf("Compile(%q, %q, %q, ModeCRIDockerdCompat) = %v; cri-dockerd accepts every entry", pl, sl, sandbox, err)
 		}
 		want := criDockerdReference(pl, sl, sandbox, img.tags, img.digests, img.labels)
 		if got := m.IsPinnedImage(img); got != want {

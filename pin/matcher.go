@@ -42,7 +42,7 @@ type Match struct {
 // marshals as {"pattern":"","name":""}, which unmarshals to the zero Match.
 func (m Match) MarshalJSON() ([]byte, error) {
 	type match Match // the same fields, without this method
-	if m.Kind != 0 {
+	if m.Kind != "" {
 		return json.Marshal(match(m))
 	}
 	return json.Marshal(struct {
@@ -69,7 +69,7 @@ type Matcher struct {
 	hubAliased bool
 	rules      []rule
 
-	// Strict mode.
+	// ModeStrict mode.
 	exact         map[string]int     // canonical identities, alias and Docker spellings
 	exactBloom    uint64             // keyBloom of exact's keys
 	tagKeys       bool               // exact holds "name:tag" keys
@@ -82,11 +82,11 @@ type Matcher struct {
 	keywords      []affix            // lower-case substrings of the canonical name
 	rare          []rareGroup        // keywords by their rarest byte; nil: use pairs
 
-	crio    []crioRule       // CRIOCompat mode
-	dockerd *criDockerdRules // CRIDockerdCompat mode
+	crio    []crioRule       // ModeCRIOCompat mode
+	dockerd *criDockerdRules // ModeCRIDockerdCompat mode
 	parts   []*Matcher       // Join
 	// fast is what a Join asks to answer IsPinned and IsPinnedImage: its
-	// Strict parts that share aliases merged into one matcher (see
+	// ModeStrict parts that share aliases merged into one matcher (see
 	// mergeStrict), then its other parts. Nil when merging saves nothing.
 	// Explain still asks parts, in order.
 	fast []*Matcher
@@ -129,7 +129,7 @@ const noRule = -1
 // with the image's tags, digests and ID, as a runtime stores them, to
 // judge an image.
 //
-// In CRIDockerdCompat mode, a name with an "@" is read as a repo digest
+// In ModeCRIDockerdCompat mode, a name with an "@" is read as a repo digest
 // and any other as a repo tag, which the sandbox image may equal; image
 // IDs and labels are not names, and pin nothing here.
 func (m *Matcher) IsPinned(image string) bool {
@@ -156,9 +156,9 @@ func (m *Matcher) IsPinned(image string) bool {
 }
 
 // IsPinnedImage reports whether any of img's repo tags, repo digests or its
-// ID is pinned. A nil img is not pinned. In CRIOCompat mode, as CRI-O does,
+// ID is pinned. A nil img is not pinned. In ModeCRIOCompat mode, as CRI-O does,
 // only the names CRI-O stores count: the repo tags, or the repo digests of an
-// image without tags; never the ID. In CRIDockerdCompat mode, as cri-dockerd
+// image without tags; never the ID. In ModeCRIDockerdCompat mode, as cri-dockerd
 // does, the repo tags and repo digests count, and the image's labels when
 // img implements [Labeled]; never the ID.
 func (m *Matcher) IsPinnedImage(img Image) bool {
@@ -175,8 +175,8 @@ func (m *Matcher) IsPinnedImage(img Image) bool {
 }
 
 // Explain reports the first rule that pins img and the name it matched,
-// trying repo tags, then repo digests, then the ID (in CRIOCompat mode the
-// names IsPinnedImage says). In CRIDockerdCompat mode it tries the sandbox
+// trying repo tags, then repo digests, then the ID (in ModeCRIOCompat mode the
+// names IsPinnedImage says). In ModeCRIDockerdCompat mode it tries the sandbox
 // image against the repo tags, then the labels, then the repo tags and repo
 // digests, and a name's first rule in pattern order.
 func (m *Matcher) Explain(img Image) (Match, bool) {
@@ -241,7 +241,7 @@ func (m *Matcher) explain(img Image) (hit, bool) {
 	return hit{}, false
 }
 
-// findID matches an image ID: only ID rules (Strict) can pin it.
+// findID matches an image ID: only ID rules (ModeStrict) can pin it.
 func (m *Matcher) findID(id string) int {
 	if r, ok := m.ids[id]; ok {
 		return r
@@ -705,9 +705,9 @@ func scanDomain(s string) (slash int, upper, dotOrColon bool) {
 }
 
 // Len returns the number of rules m holds: the patterns given to Compile,
-// summed over a Join's parts, less the "" ones in Strict mode, which are
-// ignored (in CRIOCompat mode "" is a rule, as CRI-O compiles it: it pins
-// only an empty name, which no image has). In CRIDockerdCompat mode, blank
+// summed over a Join's parts, less the "" ones in ModeStrict mode, which are
+// ignored (in ModeCRIOCompat mode "" is a rule, as CRI-O compiles it: it pins
+// only an empty name, which no image has). In ModeCRIDockerdCompat mode, blank
 // patterns and label selectors are no rules, and the sandbox image and each
 // label selector are one. A nil m has none.
 func (m *Matcher) Len() int {
@@ -735,8 +735,8 @@ func Join(ms ...*Matcher) *Matcher {
 	return j
 }
 
-// fastParts returns the leaves of the Joins in parts with the Strict ones
-// that share the first Strict leaf's aliases merged into one matcher, or
+// fastParts returns the leaves of the Joins in parts with the ModeStrict ones
+// that share the first ModeStrict leaf's aliases merged into one matcher, or
 // nil when fewer than two merge: one walk of an image's names then asks all
 // of their rules at once, instead of one walk per part.
 func fastParts(parts []*Matcher) []*Matcher {
@@ -767,7 +767,7 @@ func fastParts(parts []*Matcher) []*Matcher {
 	return append([]*Matcher{mergeStrict(same)}, rest...)
 }
 
-// mergeStrict returns one Strict matcher that pins what any of ms (Strict,
+// mergeStrict returns one ModeStrict matcher that pins what any of ms (ModeStrict,
 // with the same aliases) pins. Its rules are ms's in order; where two rules
 // hold the same key, the first wins, as it would in a Join.
 func mergeStrict(ms []*Matcher) *Matcher {

@@ -213,7 +213,7 @@ var benchCRIDockerdImages = []struct {
 	{"miss", dockerImage([]string{"busybox:1.37"}, []string{"busybox@sha256:" + hexA}, map[string]string{"maintainer": "x"})},
 }
 
-// BenchmarkCRIDockerdCompat is IsPinnedImage in CRIDockerdCompat mode:
+// BenchmarkCRIDockerdCompat is IsPinnedImage in ModeCRIDockerdCompat mode:
 // 1,000 exact references, 10 repositories, 10 prefixes, 5 label selectors
 // and the sandbox image.
 func BenchmarkCRIDockerdCompat(b *testing.B) {

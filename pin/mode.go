@@ -5,145 +5,125 @@ import (
 	"fmt"
 )
 
-// Mode selects how patterns are read.
-type Mode uint8
+// Mode selects how patterns are read. Its value is its word, as JSON
+// writes it; the zero Mode, "", is not given: [Compile] reads it as
+// [ModeStrict]. A word this version does not know decodes (see
+// [Mode.UnmarshalText]) and reports [Mode.Known] false; Compile refuses
+// it with an error wrapping [ErrUnknownMode].
+type Mode string
 
 const (
 	// ModeStrict reads patterns as image references, canonicalized and
 	// alias-aware, with anchored globs. It is the default.
-	ModeStrict Mode = iota
+	ModeStrict Mode = "strict"
 	// ModeCRIOCompat reproduces what CRI-O does with its pinned_images list:
 	// raw, case-insensitive strings, unanchored globs. Tools use it to
 	// predict what a CRI-O node pins.
-	ModeCRIOCompat
+	ModeCRIOCompat Mode = "crio-compat"
 	// ModeCRIDockerdCompat reproduces what cri-dockerd 0.4.7 and later do with
 	// their --pinned-images and --pinned-image-labels flags: raw,
 	// case-sensitive strings compared with Docker's familiar names, exact
 	// references, bare repositories and trailing-"*" prefixes. Tools use it
 	// to predict what a cri-dockerd node pins; see cridockerd.go.
-	ModeCRIDockerdCompat
+	ModeCRIDockerdCompat Mode = "cri-dockerd-compat"
 )
 
-var (
-	_ encoding.TextMarshaler   = ModeStrict
-	_ encoding.TextUnmarshaler = (*Mode)(nil)
-)
+// String returns the mode's word, such as "strict"; "" for the zero Mode.
+func (m Mode) String() string { return string(m) }
 
-// String returns "strict", "crio-compat" or "cri-dockerd-compat".
-func (m Mode) String() string {
-	switch m {
-	case ModeStrict:
-		return "strict"
-	case ModeCRIOCompat:
-		return "crio-compat"
-	case ModeCRIDockerdCompat:
-		return "cri-dockerd-compat"
-	}
-	return fmt.Sprintf("Mode(%d)", uint8(m))
+// Known reports whether m is one of the modes above; false for the zero
+// Mode and for a word of a later version.
+func (m Mode) Known() bool {
+	return m == ModeStrict || m == ModeCRIOCompat || m == ModeCRIDockerdCompat
 }
 
-// MarshalText returns the name that String returns.
-func (m Mode) MarshalText() ([]byte, error) {
-	if m > ModeCRIDockerdCompat {
-		return nil, fmt.Errorf("pin: unknown mode %d", uint8(m))
-	}
-	return []byte(m.String()), nil
-}
+// MarshalText returns the mode's word, "" for the zero Mode.
+func (m Mode) MarshalText() ([]byte, error) { return []byte(m), nil }
 
-// UnmarshalText accepts "strict", "crio-compat" and "cri-dockerd-compat".
+// UnmarshalText accepts "" (the zero Mode) and any word spelled as modes
+// are (lowercase letters and digits joined by single dashes), known or
+// not, so that a reader decodes a newer producer's JSON; other text is an
+// error.
 func (m *Mode) UnmarshalText(text []byte) error {
-	switch string(text) {
-	case "strict":
-		*m = ModeStrict
-	case "crio-compat":
-		*m = ModeCRIOCompat
-	case "cri-dockerd-compat":
-		*m = ModeCRIDockerdCompat
-	default:
-		return fmt.Errorf("pin: unknown mode %q, want strict, crio-compat or cri-dockerd-compat", text)
+	if !isWord(text) {
+		return fmt.Errorf("pin: invalid mode %q", text)
 	}
+	*m = Mode(text)
 	return nil
 }
 
 // Kind says how a rule matches; [Match.Kind] reports it.
-type Kind uint8
+type Kind string
 
 // The kinds of rule. Strict mode uses Tag, Digest, ImageID, Glob and
 // Keyword; CRIOCompat uses Exact, Contains and Keyword; CRIDockerdCompat
-// uses Exact, Repository, Prefix, Label and Sandbox.
+// uses Exact, Repository, Prefix, Label and Sandbox. A Kind's value is its
+// word; the zero Kind, "", is no match.
 const (
-	KindTag        Kind = iota + 1 // a reference with a tag: equal after canonicalization
-	KindDigest                     // a reference with a digest: a repo digest of an equivalent repository
-	KindImageID                    // a bare digest or image ID: the image ID or any repo digest
-	KindGlob                       // "prefix*": an anchored prefix of the canonical name
-	KindKeyword                    // "*text*": a case-insensitive substring
-	KindExact                      // CRIOCompat: a case-insensitive whole-string match; CRIDockerdCompat: a case-sensitive one
-	KindContains                   // CRIOCompat "text*": an unanchored case-insensitive match
-	KindRepository                 // CRIDockerdCompat: a bare repository, raw, any tag or digest of it
-	KindPrefix                     // CRIDockerdCompat "text*": a raw prefix of the whole name, tag included
-	KindLabel                      // CRIDockerdCompat: an image label selector, "key" or "key=value"
-	KindSandbox                    // CRIDockerdCompat: the sandbox image, equal to a repo tag
+	KindTag        Kind = "tag"        // a reference with a tag: equal after canonicalization
+	KindDigest     Kind = "digest"     // a reference with a digest: a repo digest of an equivalent repository
+	KindImageID    Kind = "image-id"   // a bare digest or image ID: the image ID or any repo digest
+	KindGlob       Kind = "glob"       // "prefix*": an anchored prefix of the canonical name
+	KindKeyword    Kind = "keyword"    // "*text*": a case-insensitive substring
+	KindExact      Kind = "exact"      // CRIOCompat: a case-insensitive whole-string match; CRIDockerdCompat: a case-sensitive one
+	KindContains   Kind = "contains"   // CRIOCompat "text*": an unanchored case-insensitive match
+	KindRepository Kind = "repository" // CRIDockerdCompat: a bare repository, raw, any tag or digest of it
+	KindPrefix     Kind = "prefix"     // CRIDockerdCompat "text*": a raw prefix of the whole name, tag included
+	KindLabel      Kind = "label"      // CRIDockerdCompat: an image label selector, "key" or "key=value"
+	KindSandbox    Kind = "sandbox"    // CRIDockerdCompat: the sandbox image, equal to a repo tag
 )
 
-// String returns the kind's name, such as "tag" or "glob".
-func (k Kind) String() string {
+// String returns the kind's word, such as "tag" or "glob"; "" for the zero
+// Kind.
+func (k Kind) String() string { return string(k) }
+
+// Known reports whether k is one of the kinds above; false for the zero
+// Kind and for a word of a later version.
+func (k Kind) Known() bool {
 	switch k {
-	case KindTag:
-		return "tag"
-	case KindDigest:
-		return "digest"
-	case KindImageID:
-		return "image-id"
-	case KindGlob:
-		return "glob"
-	case KindKeyword:
-		return "keyword"
-	case KindExact:
-		return "exact"
-	case KindContains:
-		return "contains"
-	case KindRepository:
-		return "repository"
-	case KindPrefix:
-		return "prefix"
-	case KindLabel:
-		return "label"
-	case KindSandbox:
-		return "sandbox"
+	case KindTag, KindDigest, KindImageID, KindGlob, KindKeyword, KindExact, KindContains,
+		KindRepository, KindPrefix, KindLabel, KindSandbox:
+		return true
 	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
+	return false
 }
 
-// MarshalText returns the name that String returns, "" for the zero Kind
-// (no match); a kind outside the constants above is an error.
-func (k Kind) MarshalText() ([]byte, error) {
-	if k == 0 {
-		return nil, nil
-	}
-	if k > KindSandbox {
-		return nil, fmt.Errorf("pin: unknown kind %d", uint8(k))
-	}
-	return []byte(k.String()), nil
-}
+// MarshalText returns the kind's word, "" for the zero Kind (no match).
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k), nil }
 
-// UnmarshalText accepts the names that String returns for the constants
-// above ("tag", "glob", ...) and "" for the zero Kind; any other text is an
-// error: the set is closed.
+// UnmarshalText accepts "" (the zero Kind) and any word spelled as kinds
+// are (lowercase letters and digits joined by single dashes), known or
+// not: the set is open, a later version may add kinds. Other text is an
+// error.
 func (k *Kind) UnmarshalText(text []byte) error {
-	if len(text) == 0 {
-		*k = 0
-		return nil
+	if !isWord(text) {
+		return fmt.Errorf("pin: invalid kind %q", text)
 	}
-	for c := KindTag; c <= KindSandbox; c++ {
-		if string(text) == c.String() {
-			*k = c
-			return nil
+	*k = Kind(text)
+	return nil
+}
+
+// isWord reports whether text is "" or a word as modes and kinds are
+// spelled: at most 128 lowercase letters and digits joined by single
+// dashes. (resolve, audit and criinfo check their words the same way.)
+func isWord(text []byte) bool {
+	if len(text) == 0 {
+		return true
+	}
+	if len(text) > 128 || text[0] == '-' || text[len(text)-1] == '-' {
+		return false
+	}
+	for i, c := range text {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' && text[i-1] != '-') {
+			return false
 		}
 	}
-	return fmt.Errorf("pin: unknown kind %q", text)
+	return true
 }
 
 var (
-	_ encoding.TextUnmarshaler = (*Kind)(nil)
+	_ encoding.TextMarshaler   = ModeStrict
 	_ encoding.TextUnmarshaler = (*Mode)(nil)
+	_ encoding.TextMarshaler   = KindTag
+	_ encoding.TextUnmarshaler = (*Kind)(nil)
 )

@@ -70,7 +70,7 @@ func (r *Result) Err() error {
 var ErrNoRoot = errors.New("the node's root file system cannot be read")
 
 // ErrInvalidUrgency is wrapped by the error of [Urgency.UnmarshalText] for
-// a word that is no urgency.
+// text that is no word.
 var ErrInvalidUrgency = errors.New("invalid urgency")
 
 // checkRoot returns an error wrapping [ErrNoRoot], naming the root, when

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding"
 	"fmt"
+	"slices"
 
 	"github.com/sandboxpin/sandboxpin/resolve/internal/releases"
 )
@@ -213,8 +214,9 @@ type Fix struct {
 }
 
 // Urgency is how much the finding a [Fix] answers matters to the node, as
-// a stable word. The set is closed: [UrgencyStops], [UrgencyUnprotected]
-// and [UrgencyOther], from the most urgent; "" counts as UrgencyOther.
+// a stable word: [UrgencyStops], [UrgencyUnprotected] and [UrgencyOther],
+// from the most urgent; "" and a word of a later version
+// ([Urgency.Known] false) count as UrgencyOther.
 type Urgency string
 
 // The urgencies, from the most urgent.
@@ -248,15 +250,22 @@ func (u Urgency) rank() int {
 	return 2
 }
 
-// UnmarshalText accepts the urgencies and "", and refuses any other word
-// with an error wrapping [ErrInvalidUrgency].
+// Known reports whether u is one of the urgencies above; false for ""
+// and for a word of a later version (which [Urgency.Compare] ranks as
+// UrgencyOther).
+func (u Urgency) Known() bool {
+	return u == UrgencyStops || u == UrgencyUnprotected || u == UrgencyOther
+}
+
+// UnmarshalText accepts "" and any word (see [Kind.UnmarshalText]), known
+// or not, so that a reader decodes a newer producer's JSON; other text is
+// an error wrapping [ErrInvalidUrgency].
 func (u *Urgency) UnmarshalText(text []byte) error {
-	switch v := Urgency(text); v {
-	case "", UrgencyStops, UrgencyUnprotected, UrgencyOther:
-		*u = v
-		return nil
+	if !isWord(text) {
+		return fmt.Errorf("%w: %q: want a word such as %q, %q or %q", ErrInvalidUrgency, text, UrgencyStops, UrgencyUnprotected, UrgencyOther)
 	}
-	return fmt.Errorf("%w: %q: want %q, %q or %q", ErrInvalidUrgency, text, UrgencyStops, UrgencyUnprotected, UrgencyOther)
+	*u = Urgency(text)
+	return nil
 }
 
 var _ encoding.TextUnmarshaler = (*Urgency)(nil)
@@ -288,17 +297,21 @@ const (
 	ActionLabel Action = "label"
 )
 
-// UnmarshalText accepts the actions above (edit, remove, upgrade, shim,
-// restart, pull, add and label); any other text is an error: the set is
-// closed.
-func (a *Action) UnmarshalText(text []byte) error {
-	switch v := Action(text); v {
+// Known reports whether a is one of the actions above; false for "" and
+// for a word of a later version, which a tool that acts on fixes leaves to
+// a person.
+func (a Action) Known() bool {
+	switch a {
 	case ActionEdit, ActionRemove, ActionUpgrade, ActionShim, ActionRestart, ActionPull, ActionAdd, ActionLabel:
-		*a = v
-		return nil
+		return true
 	}
-	return fmt.Errorf("resolve: unknown action %q", text)
+	return false
 }
+
+// UnmarshalText accepts "" and any word (see [Kind.UnmarshalText]), known
+// or not: the set grows (ActionLabel came late), and a reader decodes a
+// newer producer's JSON.
+func (a *Action) UnmarshalText(text []byte) error { return unmarshalWord(a, "action", text) }
 
 // Kinds returns every kind this version of the package reports, the
 // release facts first, in a new slice. The set is open: a later version
@@ -315,19 +328,12 @@ func Kinds() []Kind {
 		KindSandboxAbsent, KindSandboxUnpinned, KindSandboxNotStoredAsConfigured, KindImageUnprotected)
 }
 
-// UnmarshalText accepts any kind spelled as kinds are, lowercase words of
-// letters and digits joined by single dashes, since the set is open (see
-// [Kinds]); "" and other text are errors.
-func (k *Kind) UnmarshalText(text []byte) error {
-	if len(text) == 0 || len(text) > 128 || text[0] == '-' || text[len(text)-1] == '-' {
-		return fmt.Errorf("resolve: invalid kind %q", text)
-	}
-	for i, c := range text {
-		word := 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
-		if !word && (c != '-' || text[i-1] == '-') {
-			return fmt.Errorf("resolve: invalid kind %q", text)
-		}
-	}
-	*k = Kind(text)
-	return nil
-}
+// Known reports whether k is one of [Kinds]; false for "" and for a kind
+// of a later version.
+func (k Kind) Known() bool { return slices.Contains(Kinds(), k) }
+
+// UnmarshalText accepts "" (no kind) and any kind spelled as kinds are,
+// lowercase words of letters and digits joined by single dashes, at most
+// 128 bytes, since the set is open (see [Kinds]); other text is an error.
+// Every word-valued type of this package decodes so.
+func (k *Kind) UnmarshalText(text []byte) error { return unmarshalWord(k, "kind", text) }

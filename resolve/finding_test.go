@@ -214,7 +214,7 @@ func TestNoteJSON(t *testing.T) {
 // urgency, and some it refuses.
 var (
 	urgencies    = []Urgency{UrgencyStops, UrgencyUnprotected, UrgencyOther}
-	badUrgencies = []string{"STOPS", "urgent", " stops"}
+	badUrgencies = []string{"STOPS", "very urgent", " stops"}
 )
 
 func TestUrgency(t *testing.T) {
@@ -236,9 +236,9 @@ func TestUrgency(t *testing.T) {
 	}
 }
 
-// TestKinds: every kind is listed once, reads back through UnmarshalText
-// (JSON from this version decodes), and malformed kinds are errors while a
-// new, well-formed one is accepted (the set is open).
+// TestKinds: every kind is listed once and Known, reads back through
+// UnmarshalText (JSON from this version decodes), and malformed kinds are
+// errors while a new, well-formed one is accepted (the set is open).
 func TestKinds(t *testing.T) {
 	t.Parallel()
 	kinds := Kinds()
@@ -249,19 +249,22 @@ func TestKinds(t *testing.T) {
 		var back Kind
 		require.NoError(t, back.UnmarshalText([]byte(k)), "%q", k)
 		assert.Equal(t, k, back)
+		assert.True(t, k.Known(), "%q", k)
 	}
 	assert.True(t, seen[KindKubeletRejectsFlag] && seen[KindSandboxAbsent] && seen[KindPrepullTwoNames])
 	kinds[0] = "changed"
 	assert.NotEqual(t, Kind("changed"), Kinds()[0], "Kinds returns a new slice")
 	var k Kind
 	assert.NoError(t, k.UnmarshalText([]byte("a-kind-of-2027")))
-	for _, bad := range []string{"", "-x", "x-", "a--b", "Upper", "a b", "a_b"} {
+	for _, bad := range []string{"-x", "x-", "a--b", "Upper", "a b", "a_b"} {
 		assert.Error(t, k.UnmarshalText([]byte(bad)), "%q", bad)
 	}
 	var a Action
 	assert.NoError(t, json.Unmarshal([]byte(`"pull"`), &a))
 	assert.Equal(t, ActionPull, a)
-	assert.Error(t, json.Unmarshal([]byte(`"reboot"`), &a))
+	assert.NoError(t, json.Unmarshal([]byte(`"reboot"`), &a), "a later version's action decodes")
+	assert.Equal(t, Action("reboot"), a)
+	assert.False(t, a.Known())
 }
 
 // TestOriginIsLocations checks that a Note and a Conflict hold their

@@ -83,7 +83,7 @@ func (r *Result) RuntimeMatcher() (*pin.Matcher, error) {
 // runtimeMatcher is RuntimeMatcher under aliases.
 func (r *Result) runtimeMatcher(aliases *reference.Aliases) (*pin.Matcher, error) {
 	pins := r.Pins
-	if r.PinMode == pin.ModeStrict && slices.ContainsFunc(pins, r.invalidReference) {
+	if (r.PinMode == pin.ModeStrict || r.PinMode == "") && slices.ContainsFunc(pins, r.invalidReference) {
 		pins = slices.DeleteFunc(slices.Clone(pins), r.invalidReference)
 	}
 	opts := []pin.Option{pin.WithMode(r.PinMode), pin.WithAliases(aliases), pin.WithSource("node (" + string(r.Runtime) + ")")}

@@ -180,7 +180,8 @@ type Result struct {
 	Pins []string `json:"pins"`
 	// PinMode is pin.ModeCRIOCompat for CRI-O, pin.ModeCRIDockerdCompat for
 	// cri-dockerd 0.4.7 and later (which read --pinned-images), pin.ModeStrict
-	// otherwise.
+	// otherwise; "" (a Result made by hand) counts as pin.ModeStrict, and a
+	// mode pin does not know makes [Result.Matcher] an error.
 	PinMode pin.Mode `json:"pinMode"`
 	// PinLabels are cri-dockerd's --pinned-image-labels entries
 	// (pin.WithImageLabels), in pin.ModeCRIDockerdCompat only; nil otherwise.

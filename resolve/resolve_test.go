@@ -31,7 +31,7 @@ var nodeTests = []struct {
 	wantConflicts []string        // a substring of each Conflict.Message, in order
 	wantNotes     []string        // substrings that some Note must contain
 	wantPins      []string        // Result.Pins
-	wantMode      pin.Mode        // Result.PinMode
+	wantMode      pin.Mode        // Result.PinMode; "" for pin.ModeStrict
 	wantPrepull   []string        // Result.Prepull
 	wantKinds     []Kind          // kinds that some Note or Conflict must have
 	wantLabels    []string        // Result.PinLabels
@@ -446,7 +446,11 @@ func TestResolveNodes(t *testing.T) {
 				assert.True(t, containsSub(res.Notes, want), "no note contains %q in %q", want, res.Notes)
 			}
 			assert.Equal(t, tt.wantPins, res.Pins, "Pins")
-			assert.Equal(t, tt.wantMode, res.PinMode, "PinMode")
+			wantMode := tt.wantMode
+			if wantMode == "" {
+				wantMode = pin.ModeStrict // Resolve writes the mode it used, never ""
+			}
+			assert.Equal(t, wantMode, res.PinMode, "PinMode")
 			assert.Equal(t, tt.wantPrepull, res.Prepull, "Prepull")
 			assert.Equal(t, tt.wantLabels, res.PinLabels, "PinLabels")
 			for _, k := range tt.wantKinds {

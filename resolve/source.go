@@ -5,113 +5,100 @@ import (
 	"fmt"
 )
 
-// Source is the kind of place a [Candidate] image was found. Its text form
-// (String, MarshalText) is a stable lowercase word with dashes, for example
-// "containerd-config"; the zero Source has the text "".
-type Source uint8
+// Source is the kind of place a [Candidate] image was found. Its value is
+// a stable lowercase word with dashes, for example "containerd-config", the
+// same in Go and in JSON; the zero Source, "", is none. The set may grow:
+// a word of a later version decodes and reports [Source.Known] false.
+type Source string
 
 // The sources, in no particular order of authority (see [Resolve]).
 const (
-	_                      Source = iota
-	SourceRuntimeInfo             // "runtime-info": what the live runtime reports over CRI
-	SourceContainerdConfig        // "containerd-config": containerd config.toml and its imports
-	SourceCRIOConfig              // "crio-config": crio.conf and crio.conf.d drop-ins
-	SourceCRIDockerdFlags         // "cri-dockerd-flags": cri-dockerd's systemd unit
-	SourceKubeletFlags            // "kubelet-flags": the kubelet's command line (kubeadm-flags.env, KUBELET_EXTRA_ARGS, its unit and drop-ins)
-	SourceKubeadmConfig           // "kubeadm-config": a kubeadm config's imageRepository or kubeletExtraArgs
-	SourceRuntimeDefault          // "runtime-default": the runtime's built-in default for its version
-	SourceKubeadmDefault          // "kubeadm-default": kubeadm's compiled-in pause image for its version
+	SourceRuntimeInfo      Source = "runtime-info"      // what the live runtime reports over CRI
+	SourceContainerdConfig Source = "containerd-config" // containerd config.toml and its imports
+	SourceCRIOConfig       Source = "crio-config"       // crio.conf and crio.conf.d drop-ins
+	SourceCRIDockerdFlags  Source = "cri-dockerd-flags" // cri-dockerd's systemd unit
+	SourceKubeletFlags     Source = "kubelet-flags"     // the kubelet's command line (kubeadm-flags.env, KUBELET_EXTRA_ARGS, its unit and drop-ins)
+	SourceKubeadmConfig    Source = "kubeadm-config"    // a kubeadm config's imageRepository or kubeletExtraArgs
+	SourceRuntimeDefault   Source = "runtime-default"   // the runtime's built-in default for its version
+	SourceKubeadmDefault   Source = "kubeadm-default"   // kubeadm's compiled-in pause image for its version
 )
 
-var sourceNames = [...]string{
-	SourceRuntimeInfo:      "runtime-info",
-	SourceContainerdConfig: "containerd-config",
-	SourceCRIOConfig:       "crio-config",
-	SourceCRIDockerdFlags:  "cri-dockerd-flags",
-	SourceKubeletFlags:     "kubelet-flags",
-	SourceKubeadmConfig:    "kubeadm-config",
-	SourceRuntimeDefault:   "runtime-default",
-	SourceKubeadmDefault:   "kubeadm-default",
-}
+// String returns s's word, for example "containerd-config".
+func (s Source) String() string { return string(s) }
 
-// String returns the text form of s, for example "containerd-config".
-func (s Source) String() string {
-	if int(s) < len(sourceNames) {
-		return sourceNames[s]
+// Known reports whether s is one of the sources above; false for the zero
+// Source and for a word of a later version.
+func (s Source) Known() bool {
+	switch s {
+	case SourceRuntimeInfo, SourceContainerdConfig, SourceCRIOConfig, SourceCRIDockerdFlags, SourceKubeletFlags,
+		SourceKubeadmConfig, SourceRuntimeDefault, SourceKubeadmDefault:
+		return true
 	}
-	return fmt.Sprintf("source(%d)", uint8(s))
+	return false
 }
 
-// MarshalText implements [encoding.TextMarshaler]; see [Source.String].
-func (s Source) MarshalText() ([]byte, error) {
-	if int(s) >= len(sourceNames) {
-		return nil, fmt.Errorf("resolve: invalid Source %d", uint8(s))
-	}
-	return []byte(sourceNames[s]), nil
-}
+// UnmarshalText accepts "" and any word (see [Kind.UnmarshalText]), known
+// or not, so that a reader decodes a newer producer's JSON.
+func (s *Source) UnmarshalText(b []byte) error { return unmarshalWord(s, "source", b) }
 
-// UnmarshalText implements [encoding.TextUnmarshaler]: it accepts the
-// strings MarshalText produces.
-func (s *Source) UnmarshalText(b []byte) error {
-	for i, n := range sourceNames {
-		if n == string(b) {
-			*s = Source(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("resolve: unknown source %q", b)
-}
-
-// Role says what a [Candidate] image is used for on the node. Its text form is
-// "runtime-uses", "kubelet-protects" or "installer-pulls"; the zero Role has
-// the text "".
-type Role uint8
+// Role says what a [Candidate] image is used for on the node. Its value is
+// "runtime-uses", "kubelet-protects" or "installer-pulls"; the zero Role,
+// "", is none. A word of a later version decodes and reports
+// [Role.Known] false.
+type Role string
 
 // The roles.
 const (
-	_                   Role = iota
-	RoleRuntimeUses          // "runtime-uses": the runtime starts pod sandboxes with it
-	RoleKubeletProtects      // "kubelet-protects": kubelet <1.29 keeps it from image GC
-	RoleInstallerPulls       // "installer-pulls": kubeadm pre-pulls it and checks for it
+	RoleRuntimeUses     Role = "runtime-uses"     // the runtime starts pod sandboxes with it
+	RoleKubeletProtects Role = "kubelet-protects" // kubelet <1.29 keeps it from image GC
+	RoleInstallerPulls  Role = "installer-pulls"  // kubeadm pre-pulls it and checks for it
 )
 
-var roleNames = [...]string{
-	RoleRuntimeUses:     "runtime-uses",
-	RoleKubeletProtects: "kubelet-protects",
-	RoleInstallerPulls:  "installer-pulls",
+// String returns r's word, for example "runtime-uses".
+func (r Role) String() string { return string(r) }
+
+// Known reports whether r is one of the roles above; false for the zero
+// Role and for a word of a later version.
+func (r Role) Known() bool {
+	return r == RoleRuntimeUses || r == RoleKubeletProtects || r == RoleInstallerPulls
 }
 
-// String returns the text form of r, for example "runtime-uses".
-func (r Role) String() string {
-	if int(r) < len(roleNames) {
-		return roleNames[r]
+// UnmarshalText accepts "" and any word (see [Kind.UnmarshalText]), known
+// or not, so that a reader decodes a newer producer's JSON.
+func (r *Role) UnmarshalText(b []byte) error { return unmarshalWord(r, "role", b) }
+
+// unmarshalWord sets *v to text when text is "" or a word spelled as kinds
+// are (lowercase letters and digits joined by single dashes, at most 128
+// bytes), and returns an error naming what for other text. Every
+// word-valued type of this package decodes through it: a word of a later
+// version is kept, so that a reader never fails on a newer producer's JSON
+// (docs/design.md, "Words in JSON").
+func unmarshalWord[T ~string](v *T, what string, text []byte) error {
+	if !isWord(text) {
+		return fmt.Errorf("resolve: invalid %s %q: want lowercase words of letters and digits joined by dashes", what, text)
 	}
-	return fmt.Sprintf("role(%d)", uint8(r))
+	*v = T(text)
+	return nil
 }
 
-// MarshalText implements [encoding.TextMarshaler]; see [Role.String].
-func (r Role) MarshalText() ([]byte, error) {
-	if int(r) >= len(roleNames) {
-		return nil, fmt.Errorf("resolve: invalid Role %d", uint8(r))
+// isWord reports whether text is "" or at most 128 lowercase letters and
+// digits joined by single dashes.
+func isWord(text []byte) bool {
+	if len(text) == 0 {
+		return true
 	}
-	return []byte(roleNames[r]), nil
-}
-
-// UnmarshalText implements [encoding.TextUnmarshaler]: it accepts the
-// strings MarshalText produces.
-func (r *Role) UnmarshalText(b []byte) error {
-	for i, n := range roleNames {
-		if n == string(b) {
-			*r = Role(i)
-			return nil
+	if len(text) > 128 || text[0] == '-' || text[len(text)-1] == '-' {
+		return false
+	}
+	for i, c := range text {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' && text[i-1] != '-') {
+			return false
 		}
 	}
-	return fmt.Errorf("resolve: unknown role %q", b)
+	return true
 }
 
 var (
-	_ encoding.TextMarshaler   = Source(0)
 	_ encoding.TextUnmarshaler = (*Source)(nil)
-	_ encoding.TextMarshaler   = Role(0)
 	_ encoding.TextUnmarshaler = (*Role)(nil)
 )

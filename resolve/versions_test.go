@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"testing/fstest"
 
@@ -91,29 +92,29 @@ func TestRuntimeDefaultImage(t *testing.T) {
 
 func TestSourceRoleText(t *testing.T) {
 	t.Parallel()
-	for s := SourceRuntimeInfo; s <= SourceKubeadmDefault; s++ {
-		b, err := s.MarshalText()
-		assert.NoError(t, err)
+	for _, s := range []Source{SourceRuntimeInfo, SourceContainerdConfig, SourceCRIOConfig, SourceCRIDockerdFlags,
+		SourceKubeletFlags, SourceKubeadmConfig, SourceRuntimeDefault, SourceKubeadmDefault} {
+		b, err := json.Marshal(s)
+		require.NoError(t, err)
 		var back Source
-		assert.NoError(t, back.UnmarshalText(b))
-		assert.Equal(t, s, back, "Source %q round trip", b)
-		assert.Equal(t, string(b), s.String())
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, s, back, "Source %s round trip", b)
+		assert.True(t, s.Known(), "%s", s)
 	}
-	for r := RoleRuntimeUses; r <= RoleInstallerPulls; r++ {
-		b, err := r.MarshalText()
-		assert.NoError(t, err)
+	for _, r := range []Role{RoleRuntimeUses, RoleKubeletProtects, RoleInstallerPulls} {
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
 		var back Role
-		assert.NoError(t, back.UnmarshalText(b))
-		assert.Equal(t, r, back, "Role %q round trip", b)
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, r, back, "Role %s round trip", b)
+		assert.True(t, r.Known(), "%s", r)
 	}
 	assert.Equal(t, "containerd-config", SourceContainerdConfig.String())
 	assert.Equal(t, "kubelet-protects", RoleKubeletProtects.String())
-	_, err := Source(200).MarshalText()
-	assert.Error(t, err)
 	var s Source
-	assert.Error(t, s.UnmarshalText([]byte("nope")))
+	assert.Error(t, s.UnmarshalText([]byte("No Such Source")))
 	var r Role
-	assert.Error(t, r.UnmarshalText([]byte("nope")))
+	assert.Error(t, r.UnmarshalText([]byte("runtime_uses")))
 }
 
 func TestContainerdConfig4(t *testing.T) {
