@@ -136,7 +136,7 @@ func isWord(text []byte) bool {
 		return false
 	}
 	for i, c := range text {
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' && text[i-1] != '-') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && (c != '-' || text[i-1] == '-') {
 			return false
 		}
 	}

@@ -128,7 +128,7 @@ func exportErr(err error) error {
 	if !errors.As(err, &ce) {
 		return err
 	}
-	if err == error(ce) {
+	if err == error(ce) { //nolint:errorlint // identity: err is that ConfigError itself, not a chain holding it
 		return (*ConfigError)(ce)
 	}
 	return &wrapped{err: err, ce: (*ConfigError)(ce)}
