@@ -1,10 +1,9 @@
 module github.com/sandboxpin/sandboxpin/criinfo/cri
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/sandboxpin/sandboxpin v0.0.0-00010101000000-000000000000
-	github.com/sandboxpin/sandboxpin/internal v0.0.0-00010101000000-000000000000
 	github.com/sandboxpin/sandboxpin/pin v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	google.golang.org/grpc v1.72.1
