@@ -347,7 +347,7 @@ bump() {
 # shared module cache holds it while the release tidies: a lock keeps two
 # runs at once apart.
 rehearse() {
-	local version repo=$tmp/repo start=$SECONDS out m deps latest next file
+	local version repo=$tmp/repo start=$SECONDS out m deps latest next
 	latest=$(previous v999999.0.0)
 	if [ -z "$latest" ]; then version=v0.1.0; else version=$(bump "$latest" minor); fi
 	exec 9>"$(go env GOMODCACHE)/cache/sandboxpin-release.lock"
@@ -418,7 +418,7 @@ rehearse() {
 		consumer app get "$MODULE/criinfo/cri@$version" "$MODULE/crishim@$version" 2>&1 | grep -v '^go: downloading'
 		consumer app build -o app .
 		./app
-		echo "the app's module graph names the test harness module $(consumer app mod graph | grep -c " $MODULE/internal@") times (a requirement of cri, crishim; pruned, never downloaded)"
+		echo "the app's module graph names the test harness module $(consumer app mod graph | grep -c " $MODULE/internal@") times (a requirement of crishim's tests, not of cri's; pruned, never downloaded)"
 	)
 	fetched app
 
@@ -476,27 +476,27 @@ rehearse() {
 	echo "refused, as it must be"
 
 	# The frozen modules against their tags: in the next minor release an
-	# incompatible change to pin (a method added to an interface) is
-	# refused, while resolve's above is allowed once CHANGELOG.md names
-	# it (README, "Stability").
-	echo "== a minor release with incompatible changes to pin and resolve"
+	# incompatible change to reference (a constant's value changed: it
+	# breaks no build, so apidiff loads every package) is refused, while
+	# resolve's above is allowed once CHANGELOG.md names it (README,
+	# "Stability").
+	echo "== a minor release with incompatible changes to reference and resolve"
 	next=$(bump "$version" minor)
-	file=$(grep -l '^type Image interface {$' "$repo"/pin/*.go | head -n 1)
-	[ -n "$file" ] || die "pin has no Image interface to change"
-	sed -i 's/^type Image interface {$/type Image interface {\n\tDeliberatelyIncompatible()/' "$file"
-	gitid -C "$repo" commit -q -am "a deliberate incompatible change to pin"
+	sed -i 's/^\tMaxPathLength = 255$/\tMaxPathLength = 256/' "$repo/reference/parse.go"
+	grep -q '^.MaxPathLength = 256$' "$repo/reference/parse.go" || die "the deliberate change to reference did not apply"
+	gitid -C "$repo" commit -q -am "a deliberate incompatible change to reference"
 	if out=$(cd "$repo" && bash scripts/release.sh apicheck "$next" 2>&1); then
-		die "release.sh apicheck allowed an incompatible change to pin in $next:"$'\n'"$out"
+		die "release.sh apicheck allowed an incompatible change to reference in $next:"$'\n'"$out"
 	fi
-	echo "$out" | grep '^api: .*refused' || true
-	grep -q "api: pin is frozen since v0.1.0: refused" <<<"$out" || die "pin's change was not refused as frozen:"$'\n'"$out"
+	echo "$out" | grep -A1 '^api: .*changed incompatibly\|: refused$' || true
+	grep -q "api: reference is frozen since v0.1.0: refused" <<<"$out" || die "reference's change was not refused as frozen:"$'\n'"$out"
 	grep -q "does not name \`resolve\`: refused" <<<"$out" || die "resolve's change was not refused for want of a CHANGELOG entry:"$'\n'"$out"
 	gitid -C "$repo" revert -q --no-edit HEAD
 	printf '%s\n' '# Changelog' '' "## $next" '' '- `resolve.ExtraSource` is `"--pattern"` (was `"--pin"`).' >"$repo/CHANGELOG.md"
 	gitid -C "$repo" commit -q -am "CHANGELOG: $next"
 	out=$(cd "$repo" && bash scripts/release.sh apicheck "$next" 2>&1) || die "release.sh apicheck refused resolve's change named in CHANGELOG.md:"$'\n'"$out"
 	echo "$out" | grep '^api: .*allowed'
-	echo "pin refused, resolve allowed, as they must be"
+	echo "reference refused, resolve allowed, as they must be"
 	echo "== rehearsal passed in $((SECONDS - start))s"
 }
 
