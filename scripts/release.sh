@@ -491,7 +491,7 @@ rehearse() {
 	echo "$out" | grep -A1 '^api: .*changed incompatibly\|: refused$' || true
 	grep -q "api: reference is frozen since v0.1.0: refused" <<<"$out" || die "reference's change was not refused as frozen:"$'\n'"$out"
 	grep -q "does not name \`resolve\`: refused" <<<"$out" || die "resolve's change was not refused for want of a CHANGELOG entry:"$'\n'"$out"
-	gitid -C "$repo" revert -q --no-edit HEAD
+	gitid -C "$repo" revert --no-edit HEAD >/dev/null
 	printf '%s\n' '# Changelog' '' "## $next" '' '- `resolve.ExtraSource` is `"--pattern"` (was `"--pin"`).' >"$repo/CHANGELOG.md"
 	gitid -C "$repo" commit -q -am "CHANGELOG: $next"
 	out=$(cd "$repo" && bash scripts/release.sh apicheck "$next" 2>&1) || die "release.sh apicheck refused resolve's change named in CHANGELOG.md:"$'\n'"$out"
