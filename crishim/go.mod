@@ -1,5 +1,11 @@
 module github.com/sandboxpin/sandboxpin/crishim
 
+// go 1.26.0, not the go 1.25.0 of criinfo/cri: the shim corrects
+// ImageService StreamImages, which k8s.io/cri-api has from v0.36.0 on
+// (pkg/apis/runtime/v1/api_grpc.pb.go ImageService_StreamImages_FullMethodName
+// @v0.36.0, absent @v0.35.10), and cri-api v0.36.0 is a go 1.26.0 module (its
+// go.mod). Its importers' go line goes to 1.26.0 with it; scripts/adoption
+// shows it (issue 52).
 go 1.26.0
 
 require (

@@ -18,12 +18,12 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
 	"github.com/sandboxpin/sandboxpin/criinfo/cri"
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 	"github.com/sandboxpin/sandboxpin/pin"
 )
 
-// The shim in front of a hostile runtime (internal/criservertest): Status
+// The shim in front of a hostile runtime (criinfo/cri/fakecri): Status
 // with Info 100,000 levels deep or of 15 to 20 MiB, ListImages at and over
 // the 16 MiB limit. The first client's call ends with an error or a bounded
 // answer, and meanwhile a second client is served as usual.
@@ -52,8 +52,8 @@ func hostileImages(size int) []*runtimeapi.Image {
 // imagesOfSize returns images whose ListImagesResponse is size bytes, first
 // first.
 func imagesOfSize(first *runtimeapi.Image, size int) []*runtimeapi.Image {
-	rest := size - criservertest.ListSize([]*runtimeapi.Image{first})
-	return append([]*runtimeapi.Image{first}, criservertest.ImagesOfSize(rest)...)
+	rest := size - fakecri.ListSize([]*runtimeapi.Image{first})
+	return append([]*runtimeapi.Image{first}, fakecri.ImagesOfSize(rest)...)
 }
 
 // hostileAnswers are the runtimes of the shim tests and the call the first
@@ -85,21 +85,21 @@ var hostileAnswers = []struct {
 }{
 	{
 		name:        "Info 100,000 levels deep",
-		info:        map[string]string{"config": criservertest.DeepObject(100_000)},
-		method:      criservertest.MethodStatus,
+		info:        map[string]string{"config": fakecri.DeepObject(100_000)},
+		method:      fakecri.MethodStatus,
 		wantInfoErr: criinfo.ErrTooDeep,
 		maxAlloc:    16 << 20, // 600 KB
 	},
 	{
 		name:     "15 MiB of Info",
-		info:     withConfig(criservertest.FillerInfo(15<<20, 4<<10), `{"sandboxImage":"`+hostileSandbox+`"}`),
-		method:   criservertest.MethodStatus,
+		info:     withConfig(fakecri.FillerInfo(15<<20, 4<<10), `{"sandboxImage":"`+hostileSandbox+`"}`),
+		method:   fakecri.MethodStatus,
 		maxAlloc: 8*15<<20 + 32<<20,
 	},
 	{
 		name:        "20 MiB of Info",
-		info:        criservertest.FillerInfo(20<<20, 4<<10),
-		method:      criservertest.MethodStatus,
+		info:        fakecri.FillerInfo(20<<20, 4<<10),
+		method:      fakecri.MethodStatus,
 		wantCode:    codes.ResourceExhausted,
 		wantInfoErr: criinfo.ErrTooLarge,
 		maxAlloc:    8 << 20,
@@ -107,13 +107,13 @@ var hostileAnswers = []struct {
 	{
 		name:     "ListImages at gRPC's default limit",
 		images:   hostileImages(4 << 20),
-		method:   criservertest.MethodListImages,
+		method:   fakecri.MethodListImages,
 		maxAlloc: 8*4<<20 + 32<<20,
 	},
 	{
 		name:     "ListImages 64 bytes under 16 MiB",
 		images:   hostileImages(maxMsgSize - 64),
-		method:   criservertest.MethodListImages,
+		method:   fakecri.MethodListImages,
 		maxAlloc: 8*16<<20 + 32<<20,
 	},
 	{
@@ -124,14 +124,14 @@ var hostileAnswers = []struct {
 		// loaded machine) is gRPC's and the race detector's bookkeeping.
 		name:     "ListImages of exactly 16 MiB",
 		images:   hostileImages(maxMsgSize),
-		method:   criservertest.MethodListImages,
+		method:   fakecri.MethodListImages,
 		wantCode: codes.ResourceExhausted,
 		maxAlloc: 16<<20 + 16<<20 + 4<<20,
 	},
 	{
 		name:     "ListImages of 20 MiB",
 		images:   hostileImages(20 << 20),
-		method:   criservertest.MethodListImages,
+		method:   fakecri.MethodListImages,
 		wantCode: codes.ResourceExhausted,
 		maxAlloc: 8 << 20,
 	},
@@ -165,7 +165,7 @@ func startHostile(t *testing.T, info map[string]string, images []*runtimeapi.Ima
 	if images == nil {
 		images = []*runtimeapi.Image{sandboxImage}
 	}
-	runtimePath := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: info, Images: images})
+	runtimePath := fakecri.Serve(t, &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: info, Images: images})
 	m, err := pin.Compile([]string{hostileSandbox})
 	require.NoError(t, err)
 	_, shimPath := startShim(t, runtimePath, fixed(m))
@@ -192,7 +192,7 @@ func startCall(t *testing.T, conn *grpc.ClientConn, method string) *hostileCall 
 		ctx, end = context.WithTimeout(context.Background(), hostileDeadline)
 	)
 	switch method {
-	case criservertest.MethodStatus:
+	case fakecri.MethodStatus:
 		path, req, reply = runtimeapi.RuntimeService_Status_FullMethodName, &runtimeapi.StatusRequest{Verbose: true}, &runtimeapi.StatusResponse{}
 	default:
 		path, req, reply = runtimeapi.ImageService_ListImages_FullMethodName, &runtimeapi.ListImagesRequest{}, &runtimeapi.ListImagesResponse{}
@@ -259,7 +259,7 @@ func TestHostileRuntimeShim(t *testing.T) {
 			// The second client is still served after the first's answer.
 			serveOthers(t, second)
 
-			if tt.method != criservertest.MethodStatus {
+			if tt.method != fakecri.MethodStatus {
 				return
 			}
 			info, err := within(t, func() infoResult {
@@ -293,7 +293,7 @@ func TestHostileRuntimeShimMemory(t *testing.T) {
 			shimPath := startHostile(t, tt.info, tt.images)
 			conn := dial(t, shimPath)
 			var err error
-			a := criservertest.MeasureAlloc(func() {
+			a := fakecri.MeasureAlloc(func() {
 				_, err = startCall(t, conn, tt.method).finish(t)
 			})
 			t.Logf("allocated %d MiB, heap peak +%d MiB: %v", a.Total>>20, a.PeakHeap>>20, err)
@@ -313,13 +313,13 @@ func TestHostileRuntimeShimStart(t *testing.T) {
 		info    map[string]string // StatusResponse.Info
 		wantLog string            // in the log's error
 	}{
-		{name: "Info 100,000 levels deep", info: map[string]string{"config": criservertest.DeepObject(100_000)}, wantLog: "runtime info nested too deeply"},
-		{name: "20 MiB of Info", info: criservertest.FillerInfo(20<<20, 4<<10), wantLog: "runtime info too large"},
+		{name: "Info 100,000 levels deep", info: map[string]string{"config": fakecri.DeepObject(100_000)}, wantLog: "runtime info nested too deeply"},
+		{name: "20 MiB of Info", info: fakecri.FillerInfo(20<<20, 4<<10), wantLog: "runtime info too large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			runtimePath := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: tt.info})
+			runtimePath := fakecri.Serve(t, &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: tt.info})
 			o := Options{
 				Listen:          "unix://" + filepath.Join(shortTempDir(t), "shim.sock"),
 				RuntimeEndpoint: "unix://" + runtimePath,
@@ -367,7 +367,7 @@ func TestMessageLimits(t *testing.T) {
 	m, err := pin.Compile([]string{hostileSandbox})
 	require.NoError(t, err)
 	for _, tt := range tests { // sequential: each holds tens of MiB
-		runtimePath := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Images: tt.images})
+		runtimePath := fakecri.Serve(t, &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.7.35", Images: tt.images})
 		_, shimPath := startShim(t, runtimePath, fixed(m))
 		call := func(path string) (*runtimeapi.ListImagesResponse, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)

@@ -281,8 +281,8 @@ func TestLoad(t *testing.T) {
 	// malformed one; the shim must say it keeps the rules and still pin
 	// what the good one pins.
 	writeConfig(t, root, containerdConfig(loadSandbox(imgs, 5)))
+	loadedBefore := strings.Count(stderr.String(), "pin rules loaded") // before the signal: its reload may log at once
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
-	loadedBefore := strings.Count(stderr.String(), "pin rules loaded")
 	waitFor(t, time.Minute, "the good config to load", func() bool { return strings.Count(stderr.String(), "pin rules loaded") > loadedBefore })
 	failedBefore := strings.Count(stderr.String(), "keeping the previous ones")
 	writeConfig(t, root, "version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images\n")

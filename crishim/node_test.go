@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/pin"
 )
 
@@ -38,7 +38,7 @@ func TestNodeLoaderRules(t *testing.T) {
 			conf := filepath.Join(root, "etc", "crio", "crio.conf")
 			require.NoError(t, os.MkdirAll(filepath.Dir(conf), 0o750))
 			require.NoError(t, os.WriteFile(conf, []byte("[crio.image]\npause_image = \""+tt.pause+"\"\n"), 0o600))
-			sock := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "cri-o", RuntimeVersion: "1.36.3"})
+			sock := fakecri.Serve(t, &fakecri.Runtime{RuntimeName: "cri-o", RuntimeVersion: "1.36.3"})
 			extra, err := pin.Compile(tt.extra)
 			require.NoError(t, err)
 			met := newMetrics()

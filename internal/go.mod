@@ -6,13 +6,14 @@ require (
 	github.com/distribution/reference v0.6.0
 	github.com/google/go-containerregistry v0.5.1
 	github.com/sandboxpin/sandboxpin v0.0.0-00010101000000-000000000000
+	github.com/sandboxpin/sandboxpin/criinfo/cri v0.0.0-00010101000000-000000000000
 	github.com/sandboxpin/sandboxpin/pin v0.0.0-00010101000000-000000000000
 	github.com/sandboxpin/sandboxpin/reference v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	golang.org/x/mod v0.21.0
 	golang.org/x/sys v0.31.0
 	google.golang.org/grpc v1.72.1
-	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af
+	google.golang.org/protobuf v1.36.12
 	k8s.io/cri-api v0.34.10
 )
 

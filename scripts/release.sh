@@ -5,6 +5,8 @@
 #   bash scripts/release.sh artifacts VERSION DIR   # the artifacts of tagged VERSION again
 #   bash scripts/release.sh rehearse           # CI: all of it in a temporary clone, as a consumer sees it,
 #                                              # every module zip under 1 MiB
+#   bash scripts/release.sh apicheck VERSION   # the API check alone (see below)
+#   bash scripts/release.sh frozen [-w]        # check (-w: write) the API of reference and pin in CHANGELOG.md
 #
 # VERSION (such as v0.1.0) on a clean checkout: in a temporary clone of HEAD
 # (the checkout is untouched; the tags are fetched back) it sets every module's requirement on its
@@ -19,11 +21,18 @@
 # directive, and prints what to push. Main keeps the placeholders.
 #
 # Before it tags, it compares the API of each public module (the root,
-# reference, pin, criinfo/cri, crishim) with the previous release's, by apidiff
-# (golang.org/x/exp/cmd/apidiff, $SANDBOXPIN_APIDIFF, built by
-# scripts/deps.sh): a patch or minor release whose API changed
-# incompatibly is refused with apidiff's report; a new major version may
-# break. The first release has nothing to compare with.
+# reference, pin, criinfo/cri, crishim) with the previous release's tag of
+# that module (pin/v0.1.0 for pin), by apidiff (golang.org/x/exp/cmd/apidiff,
+# $SANDBOXPIN_APIDIFF, built by scripts/deps.sh), under README's stability
+# promise: reference and pin are frozen since v0.1.0, so any release that
+# keeps their major version and changes their API incompatibly is refused;
+# the other public modules stay v0.x, where a minor release may change the Go
+# API incompatibly when CHANGELOG.md's section for the version names each
+# such package (`resolve`, `criinfo/cri`, ...), and a patch release may not.
+# A new major version may break. The first release has nothing to compare
+# with. CHANGELOG.md lists the frozen API (`go doc -short` of reference and
+# pin) between the markers that `release.sh frozen -w` rewrites; the
+# rehearsal checks it.
 #
 # The artifacts come from the tags alone: a module proxy made from the
 # tagged commits, `go install …/cmd/sandboxpin@VERSION` through it
@@ -124,8 +133,10 @@ clone() {
 }
 
 # PUBLIC are the modules whose API a release keeps; cmd is a program,
-# internal, deploy and examples are never imported.
+# internal, deploy and examples are never imported. FROZEN are those whose
+# API is frozen at v0.1.0 (README, "Stability").
 PUBLIC=". ./reference ./pin ./criinfo/cri ./crishim"
+FROZEN="./reference ./pin"
 
 # previous VERSION: the newest release tag of the root module below
 # VERSION, "" when there is none.
@@ -138,12 +149,19 @@ previous() {
 	printf '%s\n%s\n' "$tags" "$1" | sed '/^$/d; s/-/~/' | sort -V | sed 's/~/-/' | sed -n "/^$1\$/q; p" | tail -n 1
 }
 
-# apicheck VERSION: refuses VERSION when it keeps the previous release's
-# major version and a public module's API changed incompatibly (see the
-# top). The previous API is read at the commit the previous release was
-# made from (its tag's parent: the same code, the workspace's go.work).
+# changelogged VERSION PKG: CHANGELOG.md's section for VERSION ("## VERSION"
+# or "## VERSION (unreleased)") names package PKG (`PKG` or `PKG.Name`).
+changelogged() {
+	sed -n "/^## $1\( \|\$\)/,/^## /p" "$top/CHANGELOG.md" | grep -q "\`$2[\`.]"
+}
+
+# apicheck VERSION: refuses VERSION when a public module's API changed
+# incompatibly against its previous release beyond what README's stability
+# promise allows (see the top). The previous API is read at the commit the
+# previous release was made from (its tag's parent: the same code, the
+# workspace's go.work).
 apicheck() {
-	local version=$1 prev old=$tmp/api-old m path report refused=""
+	local version=$1 prev m path rel report refused="" frozen old
 	prev=$(previous "$version")
 	if [ -z "$prev" ]; then
 		echo "api: no earlier release to compare $version with"
@@ -154,9 +172,12 @@ apicheck() {
 		return
 	fi
 	[ -x "${SANDBOXPIN_APIDIFF:-}" ] || die "api: \$SANDBOXPIN_APIDIFF is not set: run scripts/deps.sh and source its env.sh"
-	git clone -q --shared --no-checkout "$top" "$old"
-	git -C "$old" checkout -q --detach "$prev^"
 	for m in $PUBLIC; do
+		frozen=0
+		[[ " $FROZEN " != *" $m "* ]] || frozen=1
+		old=$tmp/api-old/$(tagof "$prev" "$m")
+		git clone -q --shared --no-checkout "$top" "$old"
+		git -C "$old" checkout -q --detach "$(tagof "$prev" "$m")^"
 		# Package by package: a module path would take in the packages of
 		# every module of the workspace below it.
 		for path in $(cd "$old/$m" && go list ./... | grep -v '/internal\(/\|$\)'); do
@@ -166,15 +187,64 @@ apicheck() {
 			else
 				report=$(cd "$top/$m" && "$SANDBOXPIN_APIDIFF" -incompatible "$tmp/api.old" "$path")
 			fi
-			if [ -n "$report" ]; then
-				echo "api: $path changed incompatibly since $prev:"
-				echo "$report" | sed 's/^/  /'
-				refused="$refused $path"
+			[ -n "$report" ] || continue
+			rel=${path#"$MODULE"/}
+			echo "api: $path changed incompatibly since $(tagof "$prev" "$m"):"
+			echo "$report" | sed 's/^/  /'
+			if [ $frozen = 1 ]; then
+				echo "api: $rel is frozen since v0.1.0: refused"
+			elif [ "${prev%.*}" = "${version%.*}" ]; then
+				echo "api: $version is a patch release: refused"
+			elif ! changelogged "$version" "$rel"; then
+				echo "api: CHANGELOG.md's section for $version does not name \`$rel\`: refused"
+			else
+				echo "api: allowed in the minor release $version of a v0 module; CHANGELOG.md names \`$rel\`"
+				continue
 			fi
+			refused="$refused $path"
 		done
 	done
-	[ -z "$refused" ] || die "$version keeps the major version of $prev, but the API of$refused changed incompatibly: release a new major version, or keep the old API beside the new"
-	echo "api: the public modules keep the API of $prev"
+	[ -z "$refused" ] || die "$version keeps the major version of $prev, but the API of$refused changed incompatibly: release a new major version, or keep the old API beside the new (README, \"Stability\")"
+	echo "api: the public modules keep the API of $prev that README's stability section promises"
+}
+
+# frozendoc: the API of the frozen modules as CHANGELOG.md lists it.
+frozendoc() {
+	local m
+	echo "<!-- release.sh frozen -w writes this list: go doc -short of each frozen module -->"
+	for m in $FROZEN; do
+		echo
+		echo "\`$MODULE/${m#./}\` (\`go doc -short\`):"
+		echo
+		echo '```'
+		(cd "$top/$m" && go doc -short .)
+		echo '```'
+	done
+	echo "<!-- end of the frozen API -->"
+}
+
+# frozen [-w]: CHANGELOG.md's list of the frozen API is frozendoc's (-w:
+# make it so).
+frozen() {
+	local want got
+	want=$(frozendoc)
+	got=$(sed -n '/^<!-- release.sh frozen -w writes this list/,/^<!-- end of the frozen API -->/p' "$top/CHANGELOG.md")
+	[ -n "$got" ] || die "CHANGELOG.md has no list of the frozen API (markers \"<!-- release.sh frozen -w ...\")"
+	if [ "$got" = "$want" ]; then
+		echo "frozen: CHANGELOG.md lists the API of $FROZEN as go doc -short prints it"
+		return
+	fi
+	if [ "${1:-}" != -w ]; then
+		diff <(echo "$got") <(echo "$want") || true
+		die "CHANGELOG.md's list of the frozen API is not go doc -short's: run bash scripts/release.sh frozen -w"
+	fi
+	echo "$want" >"$tmp/frozen"
+	awk -v f="$tmp/frozen" 'BEGIN { while ((getline l < f) > 0) want = want l "\n" }
+		/^<!-- release.sh frozen -w writes this list/ { printf "%s", want; skip = 1; next }
+		skip && /^<!-- end of the frozen API -->/ { skip = 0; next }
+		!skip' "$top/CHANGELOG.md" >"$tmp/CHANGELOG.md"
+	cp "$tmp/CHANGELOG.md" "$top/CHANGELOG.md"
+	echo "frozen: CHANGELOG.md's list of the frozen API rewritten"
 }
 
 # tag VERSION: the release commit and its tags (see the top).
@@ -185,6 +255,7 @@ tag() {
 	for m in $(modules); do
 		! git -C "$top" rev-parse -q --verify "refs/tags/$(tagof "$version" "$m")" >/dev/null || die "tag $(tagof "$version" "$m") exists"
 	done
+	frozen
 	apicheck "$version"
 	clone "$wt"
 	base=$(git -C "$wt" rev-parse HEAD)
@@ -262,18 +333,34 @@ fetched() {
 	! find "$c/github.com/sandboxpin" -name '*.zip' | grep -Eq '/(internal|examples|deploy)/@v/' || die "$1 downloaded the test harness, examples or deploy module"
 }
 
+# bump VERSION minor|patch: the next minor or patch version.
+bump() {
+	local v=${1#v} major minor patch
+	IFS=. read -r major minor patch <<<"${v%%-*}"
+	if [ "$2" = minor ]; then echo "v$major.$((minor + 1)).0"; else echo "v$major.$minor.$((patch + 1))"; fi
+}
+
 # rehearse: release.sh in a temporary clone of HEAD, then what a consumer
 # does with the release, then the artifacts once more (see the top). The
-# version is this run's own (v0.1.0-rehearsal.PID): the shared module cache
-# holds it while the release tidies, and two runs at once must not meet.
+# version is the next release's: v0.1.0 (reference/v0.1.0, pin/v0.1.0, the
+# frozen API) until the checkout has tags, then the next minor version. The
+# shared module cache holds it while the release tidies: a lock keeps two
+# runs at once apart.
 rehearse() {
-	local version=v0.1.0-rehearsal.$$ repo=$tmp/repo start=$SECONDS out m deps
+	local version repo=$tmp/repo start=$SECONDS out m deps latest next
+	latest=$(previous v999999.0.0)
+	if [ -z "$latest" ]; then version=v0.1.0; else version=$(bump "$latest" minor); fi
+	exec 9>"$(go env GOMODCACHE)/cache/sandboxpin-release.lock"
+	flock 9
 	git clone -q --no-checkout "$top" "$repo"
 	git -C "$repo" checkout -q --detach "$(git -C "$top" rev-parse HEAD)"
 	releasetool sbom # no binary: builds the tool once, for the release.sh runs below
 	export RELEASETOOL
 	(cd "$repo" && bash scripts/release.sh "$version" "$tmp/dist1")
 	echo "== release and artifacts: $((SECONDS - start))s"
+	for m in $FROZEN; do
+		echo "frozen module tag $(tagof "$version" "$m"): $(git -C "$repo" rev-parse --short "$(tagof "$version" "$m")^{commit}")"
+	done
 	proxy=$tmp/proxy
 	# shellcheck disable=SC2046 # a word list
 	(cd "$repo" && releasetool proxy -dir "$proxy" -version "$version" $(modules))
@@ -331,7 +418,7 @@ rehearse() {
 		consumer app get "$MODULE/criinfo/cri@$version" "$MODULE/crishim@$version" 2>&1 | grep -v '^go: downloading'
 		consumer app build -o app .
 		./app
-		echo "the app's module graph names the test harness module $(consumer app mod graph | grep -c " $MODULE/internal@") times (a requirement of cri, crishim; pruned, never downloaded)"
+		echo "the app's module graph names the test harness module $(consumer app mod graph | grep -c " $MODULE/internal@") times (a requirement of crishim's tests, not of cri's; pruned, never downloaded)"
 	)
 	fetched app
 
@@ -358,6 +445,9 @@ rehearse() {
 		consumer runtime mod init example.com/runtime 2>/dev/null
 		consumer runtime get "$MODULE/pin@$version" 2>&1 | grep -v '^go: downloading'
 		consumer runtime list -m all | tee "$tmp/runtime/all"
+		for m in $FROZEN; do
+			grep -qx "$MODULE/${m#./} $version" "$tmp/runtime/all" || die "the runtime's build list has no $MODULE/${m#./} $version"
+		done
 		! grep -E "^($MODULE|github.com/BurntSushi/toml|github.com/pelletier/go-toml|sigs.k8s.io/yaml|go.yaml.in/yaml|github.com/cyphar/filepath-securejoin|github.com/distribution/reference)( |/v[0-9]+ |$)" "$tmp/runtime/all" ||
 			die "go get $MODULE/pin@$version brought the modules above into a runtime's graph"
 	)
@@ -378,12 +468,35 @@ rehearse() {
 	sed -i 's/^const ExtraSource = "--pin"$/const ExtraSource = "--pattern"/' "$repo/resolve/matcher.go"
 	grep -q -- '"--pattern"' "$repo/resolve/matcher.go" || die "the deliberate change did not apply"
 	gitid -C "$repo" commit -q -am "a deliberate incompatible change"
-	if out=$(cd "$repo" && bash scripts/release.sh "${version/v0.1.0/v0.1.1}" "$tmp/dist3" 2>&1); then
+	if out=$(cd "$repo" && bash scripts/release.sh "$(bump "$version" patch)" "$tmp/dist3" 2>&1); then
 		die "release.sh tagged a patch release with an incompatible API change:"$'\n'"$out"
 	fi
 	echo "$out" | grep -A3 '^api: ' || true
 	grep -q 'ExtraSource: value changed from "--pin" to "--pattern"' <<<"$out" || die "release.sh failed, but not on the API:"$'\n'"$out"
 	echo "refused, as it must be"
+
+	# The frozen modules against their tags: in the next minor release an
+	# incompatible change to reference (a constant's value changed: it
+	# breaks no build, so apidiff loads every package) is refused, while
+	# resolve's above is allowed once CHANGELOG.md names it (README,
+	# "Stability").
+	echo "== a minor release with incompatible changes to reference and resolve"
+	next=$(bump "$version" minor)
+	sed -i 's/^\tMaxPathLength = 255$/\tMaxPathLength = 256/' "$repo/reference/parse.go"
+	grep -q '^.MaxPathLength = 256$' "$repo/reference/parse.go" || die "the deliberate change to reference did not apply"
+	gitid -C "$repo" commit -q -am "a deliberate incompatible change to reference"
+	if out=$(cd "$repo" && bash scripts/release.sh apicheck "$next" 2>&1); then
+		die "release.sh apicheck allowed an incompatible change to reference in $next:"$'\n'"$out"
+	fi
+	echo "$out" | grep -A1 '^api: .*changed incompatibly\|: refused$' || true
+	grep -q "api: reference is frozen since v0.1.0: refused" <<<"$out" || die "reference's change was not refused as frozen:"$'\n'"$out"
+	grep -q "does not name \`resolve\`: refused" <<<"$out" || die "resolve's change was not refused for want of a CHANGELOG entry:"$'\n'"$out"
+	gitid -C "$repo" revert --no-edit HEAD >/dev/null
+	printf '%s\n' '# Changelog' '' "## $next" '' '- `resolve.ExtraSource` is `"--pattern"` (was `"--pin"`).' >"$repo/CHANGELOG.md"
+	gitid -C "$repo" commit -q -am "CHANGELOG: $next"
+	out=$(cd "$repo" && bash scripts/release.sh apicheck "$next" 2>&1) || die "release.sh apicheck refused resolve's change named in CHANGELOG.md:"$'\n'"$out"
+	echo "$out" | grep '^api: .*allowed'
+	echo "reference refused, resolve allowed, as they must be"
 	echo "== rehearsal passed in $((SECONDS - start))s"
 }
 
@@ -392,6 +505,8 @@ trap 'rm -rf "$tmp"' EXIT
 case "${1:-}" in
 artifacts) [ $# = 3 ] || die "usage: release.sh artifacts VERSION DIR"; artifacts "$2" "$3" ;;
 rehearse) rehearse ;;
+apicheck) [ $# = 2 ] || die "usage: release.sh apicheck VERSION"; apicheck "$2" ;;
+frozen) frozen "${2:-}" ;;
 v*) tag "$1"; artifacts "$1" "${2:-$top/dist/$1}" ;;
 *) sed -n '2,6p' "$0"; exit 2 ;;
 esac

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/crishim"
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
 )
 
 // crioNode is a CRI-O node whose pause_image is the alias spelling
@@ -41,7 +41,7 @@ func TestMatcherAgreesOnCRIO(t *testing.T) {
 	for i, tag := range []string{"registry.k8s.io/pause:3.10.1", "quay.io/example/agent:2.0", "docker.io/library/busybox:1.36"} {
 		images = append(images, &runtimeapi.Image{Id: "sha256:" + strings.Repeat(string(rune('a'+i)), 64), RepoTags: []string{tag}})
 	}
-	sock := criservertest.Serve(t, &criservertest.Runtime{
+	sock := fakecri.Serve(t, &fakecri.Runtime{
 		RuntimeName: "cri-o", RuntimeVersion: "1.36.3", Images: images,
 		Info: map[string]string{"config": `{"sandboxImage":"k8s.gcr.io/pause:3.10.1"}`},
 	})

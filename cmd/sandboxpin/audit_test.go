@@ -12,7 +12,7 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/audit"
 	"github.com/sandboxpin/sandboxpin/criinfo/cri"
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
@@ -22,7 +22,7 @@ func TestLookup(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const stored = "registry.k8s.io/pause:3.10.1"
-	client, err := cri.Dial(ctx, criservertest.Serve(t, &criservertest.Runtime{
+	client, err := cri.Dial(ctx, fakecri.Serve(t, &fakecri.Runtime{
 		Images: []*runtimeapi.Image{{Id: "sha256:1", RepoTags: []string{stored}}},
 	}))
 	require.NoError(t, err)
@@ -32,7 +32,7 @@ func TestLookup(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "lookup(%q)", ref)
 	}
-	down, err := cri.Dial(ctx, criservertest.Serve(t, nil))
+	down, err := cri.Dial(ctx, fakecri.Serve(t, nil))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = down.Close() })
 	_, err = lookup(ctx, down, stored)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/remedy"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
@@ -234,10 +234,10 @@ func TestFixWriteSweeps(t *testing.T) {
 func TestFixWritePulls(t *testing.T) {
 	t.Parallel()
 	root := copyNode(t, filepath.Join(sampleNodes, "containerd-1.7-alias"))
-	rt := &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "v1.7.20", Images: []*runtimeapi.Image{
+	rt := &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "v1.7.20", Images: []*runtimeapi.Image{
 		{Id: "sha256:" + hexID, RepoTags: []string{"registry.k8s.io/coredns/coredns:v1.12.0"}},
 	}}
-	sock := "unix://" + criservertest.Serve(t, rt)
+	sock := "unix://" + fakecri.Serve(t, rt)
 	args := []string{"fix", "--root", root, "--runtime-endpoint", sock, "-o", "json"}
 
 	code, out, errOut := runCmd(t, args...)

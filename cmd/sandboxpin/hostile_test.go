@@ -17,11 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 )
 
-// The command in front of a hostile runtime (internal/criservertest): Info
+// The command in front of a hostile runtime (criinfo/cri/fakecri): Info
 // nested 100,000 levels deep or of 15 to 20 MiB, ListImages at and over the
 // message limits. audit must exit 2 with one line that names the problem,
 // serve must report sandboxpin_audit_success 0 and keep serving; neither may
@@ -49,8 +49,8 @@ var pinnedSandbox = &runtimeapi.Image{Id: "sha256:" + strings.Repeat("a", 64), R
 // withSandbox returns images of size bytes in a ListImagesResponse, the
 // pinned sandbox image among them.
 func withSandbox(size int) []*runtimeapi.Image {
-	rest := size - criservertest.ListSize([]*runtimeapi.Image{pinnedSandbox})
-	return append(criservertest.ImagesOfSize(rest), pinnedSandbox)
+	rest := size - fakecri.ListSize([]*runtimeapi.Image{pinnedSandbox})
+	return append(fakecri.ImagesOfSize(rest), pinnedSandbox)
 }
 
 // hostileRuntimes are the runtimes of the command tests.
@@ -63,7 +63,7 @@ var hostileRuntimes = []struct {
 }{
 	{
 		name:     "config 100,000 objects deep",
-		info:     map[string]string{"config": criservertest.DeepObject(100_000)},
+		info:     map[string]string{"config": fakecri.DeepObject(100_000)},
 		wantCode: exitError,
 		wantErr:  `RuntimeService/Status: criinfo: key "config": offset 320: runtime info nested too deeply: more than 64 levels`,
 	},
@@ -81,7 +81,7 @@ var hostileRuntimes = []struct {
 	},
 	{
 		name:     "20 MiB of Info",
-		info:     criservertest.FillerInfo(20<<20, 4<<10),
+		info:     fakecri.FillerInfo(20<<20, 4<<10),
 		wantCode: exitError,
 		wantErr:  "runtime info too large: rpc error: code = ResourceExhausted desc = grpc: received message larger than max",
 	},
@@ -94,7 +94,7 @@ var hostileRuntimes = []struct {
 	},
 	{
 		name:     "15 MiB of Info and ListImages at gRPC's default limit",
-		info:     withConfig(criservertest.FillerInfo(15<<20, 4<<10), hostileConfig),
+		info:     withConfig(fakecri.FillerInfo(15<<20, 4<<10), hostileConfig),
 		images:   withSandbox(4 << 20),
 		wantCode: exitOK,
 	},
@@ -129,7 +129,7 @@ func TestHostileRuntimeAudit(t *testing.T) {
 	for _, tt := range hostileRuntimes {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			endpoint := "unix://" + criservertest.Serve(t, &criservertest.Runtime{
+			endpoint := "unix://" + fakecri.Serve(t, &fakecri.Runtime{
 				RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: tt.info, Images: tt.images,
 			})
 			start := time.Now()
@@ -161,7 +161,7 @@ func TestHostileRuntimeServe(t *testing.T) {
 	for _, tt := range hostileRuntimes {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			endpoint := "unix://" + criservertest.Serve(t, &criservertest.Runtime{
+			endpoint := "unix://" + fakecri.Serve(t, &fakecri.Runtime{
 				RuntimeName: "containerd", RuntimeVersion: "1.7.35", Info: tt.info, Images: tt.images,
 			})
 			stderr := &runtimetest.SyncBuffer{}

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/crishim"
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
 	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
@@ -60,7 +60,7 @@ func TestShimFlags(t *testing.T) {
 // and the command stops with exit 0 and removes its socket.
 func TestShimServes(t *testing.T) {
 	t.Parallel()
-	runtimePath := criservertest.Serve(t, &criservertest.Runtime{
+	runtimePath := fakecri.Serve(t, &fakecri.Runtime{
 		RuntimeName: "containerd", RuntimeVersion: "v2.2.9",
 		Images: []*runtimeapi.Image{
 			{Id: "sha256:" + strings.Repeat("a", 64), RepoTags: []string{"registry.k8s.io/pause:3.10.1"}},

@@ -14,17 +14,17 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 )
 
-// The fake runtime (criservertest.Runtime) gives the error paths that a real
+// The fake runtime (fakecri.Runtime) gives the error paths that a real
 // runtime cannot be made to take. The live tests use real containerd.
 
 // delayStatus returns a Hook that holds Status for d, or until the call's
 // context ends.
 func delayStatus(d time.Duration) func(context.Context, string) error {
 	return func(ctx context.Context, method string) error {
-		if method != criservertest.MethodStatus {
+		if method != fakecri.MethodStatus {
 			return nil
 		}
 		select {
@@ -116,42 +116,42 @@ func TestInfo(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		fake    *criservertest.Runtime // nil: gRPC without CRI services
-		junk    bool                   // a socket that does not speak HTTP/2
+		fake    *fakecri.Runtime // nil: gRPC without CRI services
+		junk    bool             // a socket that does not speak HTTP/2
 		want    criinfo.Info
 		wantRPC string // RPC named in the error
 		wantErr error  // sentinel expected with errors.Is
 	}{
 		{
 			name: "cri-dockerd",
-			fake: &criservertest.Runtime{RuntimeName: "docker", RuntimeVersion: "28.0.1", Info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
+			fake: &fakecri.Runtime{RuntimeName: "docker", RuntimeVersion: "28.0.1", Info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
 			want: criinfo.Info{Runtime: criinfo.RuntimeCRIDockerd, EngineVersion: "28.0.1", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
 		},
 		{
 			// A CRI server that names itself cri-dockerd states its own
 			// version; only "docker" means Docker Engine's.
 			name: "cri-dockerd by name",
-			fake: &criservertest.Runtime{RuntimeName: "cri-dockerd", RuntimeVersion: "0.5.0", Info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
+			fake: &fakecri.Runtime{RuntimeName: "cri-dockerd", RuntimeVersion: "0.5.0", Info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
 			want: criinfo.Info{Runtime: criinfo.RuntimeCRIDockerd, RuntimeVersion: "0.5.0", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
 		},
 		{
 			name: "cri-o",
-			fake: &criservertest.Runtime{RuntimeName: "cri-o", RuntimeVersion: "1.33.0", Info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
+			fake: &fakecri.Runtime{RuntimeName: "cri-o", RuntimeVersion: "1.33.0", Info: map[string]string{"config": `{"sandboxImage":"registry.k8s.io/pause:3.10"}`}},
 			want: criinfo.Info{Runtime: criinfo.RuntimeCRIO, RuntimeVersion: "1.33.0", SandboxImage: "registry.k8s.io/pause:3.10", SandboxImageReported: true},
 		},
 		{
 			name: "unknown runtime name keeps what Info says",
-			fake: &criservertest.Runtime{RuntimeName: "kata", RuntimeVersion: "1", Info: map[string]string{"lastCNILoadStatus": "OK"}},
+			fake: &fakecri.Runtime{RuntimeName: "kata", RuntimeVersion: "1", Info: map[string]string{"lastCNILoadStatus": "OK"}},
 			want: criinfo.Info{Runtime: criinfo.RuntimeContainerd, RuntimeVersion: "1"},
 		},
 		{
 			name: "no verbose info",
-			fake: &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "2.2.9"},
+			fake: &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "2.2.9"},
 			want: criinfo.Info{Runtime: criinfo.RuntimeContainerd, RuntimeVersion: "2.2.9"},
 		},
 		{
 			name:    "broken config",
-			fake:    &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.6.20", Info: map[string]string{"config": `{"sandboxImage":3}`}},
+			fake:    &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "1.6.20", Info: map[string]string{"config": `{"sandboxImage":3}`}},
 			wantRPC: "RuntimeService/Status",
 			wantErr: criinfo.ErrInvalidInfo,
 		},
@@ -165,7 +165,7 @@ func TestInfo(t *testing.T) {
 			if tt.junk {
 				sock = junkServer(t)
 			} else {
-				sock = criservertest.Serve(t, tt.fake)
+				sock = fakecri.Serve(t, tt.fake)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -188,7 +188,7 @@ func TestInfo(t *testing.T) {
 
 func TestInfoTimeout(t *testing.T) {
 	t.Parallel()
-	sock := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", Hook: delayStatus(time.Minute)})
+	sock := fakecri.Serve(t, &fakecri.Runtime{RuntimeName: "containerd", Hook: delayStatus(time.Minute)})
 	c, err := Dial(context.Background(), sock)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
@@ -204,7 +204,7 @@ func TestInfoTimeout(t *testing.T) {
 
 func TestInfoCanceled(t *testing.T) {
 	t.Parallel()
-	sock := criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", Hook: delayStatus(time.Minute)})
+	sock := fakecri.Serve(t, &fakecri.Runtime{RuntimeName: "containerd", Hook: delayStatus(time.Minute)})
 	c, err := Dial(context.Background(), sock)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
@@ -216,9 +216,9 @@ func TestInfoCanceled(t *testing.T) {
 
 // dialTest dials a fake runtime serving r (nil: gRPC without the CRI
 // services), closed when the test ends.
-func dialTest(t *testing.T, r *criservertest.Runtime) *Client {
+func dialTest(t *testing.T, r *fakecri.Runtime) *Client {
 	t.Helper()
-	c, err := Dial(context.Background(), criservertest.Serve(t, r))
+	c, err := Dial(context.Background(), fakecri.Serve(t, r))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -226,7 +226,7 @@ func dialTest(t *testing.T, r *criservertest.Runtime) *Client {
 
 func TestImages(t *testing.T) {
 	t.Parallel()
-	c := dialTest(t, &criservertest.Runtime{
+	c := dialTest(t, &fakecri.Runtime{
 		Images: []*runtimeapi.Image{{Id: "sha256:0123", RepoTags: []string{"registry.k8s.io/pause:3.10"}}},
 	})
 	imgs, err := c.Images(context.Background())
@@ -241,7 +241,7 @@ func TestImages(t *testing.T) {
 
 func TestImageStatus(t *testing.T) {
 	t.Parallel()
-	c := dialTest(t, &criservertest.Runtime{
+	c := dialTest(t, &fakecri.Runtime{
 		Images: []*runtimeapi.Image{{Id: "sha256:0123", RepoTags: []string{"registry.k8s.io/pause:3.10"}}},
 	})
 	tests := []struct {
@@ -287,7 +287,7 @@ func TestDefaultEndpoints(t *testing.T) {
 // alive) and not a panic; Close again returns nil (issue 52).
 func TestClientClosed(t *testing.T) {
 	t.Parallel()
-	r := &criservertest.Runtime{RuntimeName: "containerd"}
+	r := &fakecri.Runtime{RuntimeName: "containerd"}
 	closed := dialTest(t, r)
 	require.NoError(t, closed.Close())
 	assert.NoError(t, closed.Close(), "a second Close")
@@ -327,7 +327,7 @@ func TestClientClosed(t *testing.T) {
 // ErrClosed, not context.Canceled.
 func TestClientClosedInFlight(t *testing.T) {
 	t.Parallel()
-	c := dialTest(t, &criservertest.Runtime{RuntimeName: "containerd", Hook: delayStatus(time.Minute)})
+	c := dialTest(t, &fakecri.Runtime{RuntimeName: "containerd", Hook: delayStatus(time.Minute)})
 	time.AfterFunc(100*time.Millisecond, func() { _ = c.Close() })
 	_, err := c.Info(context.Background())
 	assert.ErrorIs(t, err, ErrClosed)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/sandboxpin/sandboxpin/audit"
 	"github.com/sandboxpin/sandboxpin/criinfo/cri"
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
 
@@ -82,7 +82,7 @@ func fakeNode() (endpoint, root string, stop func()) {
 		panic(err)
 	}
 	const pause = "registry.k8s.io/pause:3.10.1"
-	rt := &criservertest.Runtime{
+	rt := &fakecri.Runtime{
 		RuntimeName: "containerd", RuntimeVersion: "v1.6.20",
 		Info:   map[string]string{"config": `{"sandboxImage":"` + pause + `"}`},
 		Images: []*runtimeapi.Image{{Id: "sha256:1", RepoTags: []string{"harbor.example.com/mirror/pause:3.10.1", pause}}},

@@ -1,10 +1,18 @@
 module github.com/sandboxpin/sandboxpin/criinfo/cri
 
-go 1.26.0
+// The live CRI client and MarkPinned. Every line is a floor that importers
+// inherit, so each is the oldest that works, and no module of the test
+// harness (internal) is required: the fake runtime the tests use is this
+// module's package fakecri, and the live tests are internal/crilive's
+// (issue 52). scripts/adoption checks a go 1.25 importer against it.
+//
+// go 1.25.0: the root module (criinfo) says go 1.25.0; k8s.io/cri-api
+// v0.34.10 says go 1.24.0 (its go.mod), as Kubernetes 1.35's cri-api v0.35.x
+// says go 1.25.0.
+go 1.25.0
 
 require (
 	github.com/sandboxpin/sandboxpin v0.0.0-00010101000000-000000000000
-	github.com/sandboxpin/sandboxpin/internal v0.0.0-00010101000000-000000000000
 	github.com/sandboxpin/sandboxpin/pin v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	google.golang.org/grpc v1.72.1

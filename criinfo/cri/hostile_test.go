@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 )
 
 // A hostile runtime: Status answers with Info that is huge or nested far
@@ -82,14 +82,14 @@ var hostileInfos = []struct {
 }{
 	{
 		name:    "config 100,000 objects deep",
-		info:    map[string]string{"config": criservertest.DeepObject(deepLevels)},
+		info:    map[string]string{"config": fakecri.DeepObject(deepLevels)},
 		wantErr: criinfo.ErrTooDeep,
 		// 600 KB held four times, and the scanner stops at level 65.
 		maxAlloc: 16 << 20,
 	},
 	{
 		name:     "config holding arrays 100,000 deep",
-		info:     map[string]string{"config": `{"a":` + criservertest.DeepArray(deepLevels) + `}`},
+		info:     map[string]string{"config": `{"a":` + fakecri.DeepArray(deepLevels) + `}`},
 		wantErr:  criinfo.ErrTooDeep,
 		maxAlloc: 16 << 20,
 	},
@@ -101,7 +101,7 @@ var hostileInfos = []struct {
 	},
 	{
 		name:     "15 MiB of keys beside a valid config",
-		info:     withConfig(criservertest.FillerInfo(15<<20, 4<<10), validConfig),
+		info:     withConfig(fakecri.FillerInfo(15<<20, 4<<10), validConfig),
 		want:     "registry.k8s.io/pause:3.10.1",
 		maxAlloc: 6*15<<20 + 32<<20,
 	},
@@ -120,7 +120,7 @@ var hostileInfos = []struct {
 	},
 	{
 		name:     "20 MiB of keys, over the message limit",
-		info:     criservertest.FillerInfo(20<<20, 4<<10),
+		info:     fakecri.FillerInfo(20<<20, 4<<10),
 		wantErr:  criinfo.ErrTooLarge,
 		maxAlloc: 8 << 20,
 	},
@@ -165,7 +165,7 @@ func TestHostileRuntimeInfo(t *testing.T) {
 	for _, tt := range hostileInfos {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			endpoint := "unix://" + criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "v2.2.9", Info: tt.info})
+			endpoint := "unix://" + fakecri.Serve(t, &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "v2.2.9", Info: tt.info})
 			got := queryHostile(t, endpoint)
 			t.Logf("Query took %v", got.took)
 			if tt.wantErr == nil {
@@ -190,9 +190,9 @@ func TestHostileRuntimeInfo(t *testing.T) {
 func TestHostileRuntimeInfoMemory(t *testing.T) {
 	for _, tt := range hostileInfos {
 		t.Run(tt.name, func(t *testing.T) {
-			endpoint := "unix://" + criservertest.Serve(t, &criservertest.Runtime{RuntimeName: "containerd", RuntimeVersion: "v2.2.9", Info: tt.info})
+			endpoint := "unix://" + fakecri.Serve(t, &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "v2.2.9", Info: tt.info})
 			var got infoResult
-			a := criservertest.MeasureAlloc(func() { got = queryHostile(t, endpoint) })
+			a := fakecri.MeasureAlloc(func() { got = queryHostile(t, endpoint) })
 			t.Logf("Query took %v, allocated %d MiB, heap peak +%d MiB: %v", got.took, a.Total>>20, a.PeakHeap>>20, got.err)
 			assert.ErrorIs(t, got.err, tt.wantErr)
 			assert.LessOrEqual(t, a.Total, tt.maxAlloc, "Query allocated %d MiB, bound %d MiB", a.Total>>20, tt.maxAlloc>>20)
@@ -218,8 +218,8 @@ func TestHostileRuntimeImages(t *testing.T) {
 	for _, tt := range hostileLists {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			images := criservertest.ImagesOfSize(tt.size)
-			c, err := Dial(context.Background(), criservertest.Serve(t, &criservertest.Runtime{Images: images}))
+			images := fakecri.ImagesOfSize(tt.size)
+			c, err := Dial(context.Background(), fakecri.Serve(t, &fakecri.Runtime{Images: images}))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = c.Close() })
 			type result struct {
@@ -257,10 +257,10 @@ func TestHostileRuntimeImages(t *testing.T) {
 func TestHostileRuntimeImagesMemory(t *testing.T) {
 	for _, tt := range hostileLists {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Dial(context.Background(), criservertest.Serve(t, &criservertest.Runtime{Images: criservertest.ImagesOfSize(tt.size)}))
+			c, err := Dial(context.Background(), fakecri.Serve(t, &fakecri.Runtime{Images: fakecri.ImagesOfSize(tt.size)}))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = c.Close() })
-			a := criservertest.MeasureAlloc(func() {
+			a := fakecri.MeasureAlloc(func() {
 				err = within(t, func() error {
 					ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
 					defer cancel()

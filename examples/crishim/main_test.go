@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
-	"github.com/sandboxpin/sandboxpin/internal/criservertest"
 )
 
 const (
@@ -20,7 +20,7 @@ const (
 
 func TestRun(t *testing.T) {
 	t.Parallel()
-	runtimePath := "unix://" + criservertest.Serve(t, &criservertest.Runtime{
+	runtimePath := "unix://" + fakecri.Serve(t, &fakecri.Runtime{
 		RuntimeName: "containerd", RuntimeVersion: "v2.2.9",
 		Images: []*runtimeapi.Image{
 			{Id: "sha256:" + strings.Repeat("a", 64), RepoTags: []string{storedPause}},

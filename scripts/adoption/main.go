@@ -21,7 +21,16 @@
 //
 //	go run ./scripts/adoption [-consumers scripts/consumers.txt]
 //
-// It prints a table and exits 1 when any consumer is forced to upgrade.
+// Then it builds a new go 1.25 module for each of the live-side modules
+// (criinfo/cri, crishim; see importers), as a runtime shim or an installer
+// starts one: `go mod init`, a file that uses the package, `go mod tidy`.
+// Its go line must stay at most what importers lists (go 1.25.0 for
+// criinfo/cri, the go line of Kubernetes 1.35 and k8s.io/cri-api v0.35), and
+// for criinfo/cri the module graph (`go mod graph`) and the build list
+// (`go list -m all`) must not name the test harness module (internal).
+//
+// It prints a table and exits 1 when any consumer is forced to upgrade or an
+// importer fails its check.
 package main
 
 import (
@@ -52,6 +61,40 @@ var packages = []string{"reference", "pin", "criinfo", "resolve"}
 var modules = []string{"", "reference", "pin"}
 
 type consumer struct{ path, version string }
+
+// importerGo is the go line of the new importers: that of the oldest
+// supported Kubernetes, 1.35 (k8s.io/kubernetes go.mod @v1.35.0 says go
+// 1.25.0, as k8s.io/cri-api's @v0.35.0 and @v0.35.10 do).
+const importerGo = "1.25.0"
+
+// importer is a new go 1.25 module that imports one package of a live-side
+// module.
+type importer struct {
+	pkg   string // the package, relative to the repository root
+	use   string // a Go expression that uses it (the package name qualifies it)
+	maxGo string // the highest go line tidy may leave
+	why   string // why maxGo is above importerGo, if it is
+	// harnessFree: the module graph must not name the internal module.
+	harnessFree bool
+}
+
+var importers = []importer{
+	{pkg: "criinfo/cri", use: "cri.MarkPinned", maxGo: importerGo, harnessFree: true},
+	// crishim corrects StreamImages, which k8s.io/cri-api has from v0.36.0,
+	// a go 1.26.0 module (see crishim/go.mod); its tests use the harness.
+	{pkg: "crishim", use: "crishim.New", maxGo: "1.26.0", why: "k8s.io/cri-api v0.36 (StreamImages) says go 1.26.0"},
+}
+
+// siblings are the module directories an importer's go.mod replaces with
+// this checkout (a replace of a module it does not need is ignored).
+var siblings = []string{"", "reference", "pin", "criinfo/cri", "crishim", "internal"}
+
+type importerResult struct {
+	importer
+	goAfter  string
+	internal int // lines of `go mod graph` and `go list -m all` naming the internal module
+	failed   string
+}
 
 type modFile struct {
 	Go      string
@@ -97,11 +140,112 @@ func main() {
 		results = append(results, r)
 	}
 	printTable(results)
+	var irs []importerResult
+	ifailed := false
+	for _, im := range importers {
+		r, err := importWith(top, im)
+		if err != nil {
+			fatal(fmt.Errorf("go %s importer of %s: %w", importerGo, im.pkg, err))
+		}
+		if r.failed != "" {
+			ifailed = true
+		}
+		irs = append(irs, r)
+	}
+	printImporters(irs)
 	if failed {
 		fmt.Println("\nFAIL: adopting sandboxpin forces upgrades on the consumers above")
+	}
+	if ifailed {
+		fmt.Println("\nFAIL: a new importer above fails its check")
+	}
+	if failed || ifailed {
 		os.Exit(1)
 	}
-	fmt.Println("\nok: no consumer is forced to upgrade a requirement or its go directive")
+	fmt.Println("\nok: no consumer is forced to upgrade a requirement or its go directive; every new importer keeps its go line within its bound")
+}
+
+// importWith makes the go 1.25 module of im and tidies it (see the top).
+func importWith(top string, im importer) (importerResult, error) {
+	r := importerResult{importer: im}
+	dir, err := os.MkdirTemp("", "importer-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := goCmd(dir, "mod", "init", "example.com/importer"); err != nil {
+		return r, err
+	}
+	edit := []string{"mod", "edit", "-go=" + importerGo}
+	for _, m := range siblings {
+		path := strings.TrimSuffix(module+"/"+m, "/")
+		edit = append(edit, "-replace="+path+"@"+placeholder+"="+filepath.Join(top, m))
+	}
+	if _, err := goCmd(dir, edit...); err != nil {
+		return r, err
+	}
+	path := module + "/" + im.pkg
+	src := fmt.Sprintf("package main\n\nimport %q\n\nvar _ = %s\n\nfunc main() {}\n", path, im.use)
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o600); err != nil {
+		return r, err
+	}
+	// The module of the package at the placeholder, which the replaces
+	// resolve, then tidy: what `go get` and `go mod tidy` do for a
+	// published version.
+	if _, err := goCmd(dir, "mod", "edit", "-require="+module+"/"+im.pkg+"@"+placeholder); err != nil {
+		return r, err
+	}
+	if _, err := goCmd(dir, "mod", "tidy"); err != nil {
+		return r, err
+	}
+	if _, err := goCmd(dir, "build", "./..."); err != nil {
+		return r, err
+	}
+	after, err := readMod(dir)
+	if err != nil {
+		return r, err
+	}
+	r.goAfter = after.Go
+	for _, args := range [][]string{{"mod", "graph"}, {"list", "-m", "all"}} {
+		out, err := goCmd(dir, args...)
+		if err != nil {
+			return r, err
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			for _, f := range strings.Fields(line) {
+				if p, _, _ := strings.Cut(f, "@"); p == module+"/internal" {
+					r.internal++
+					break
+				}
+			}
+		}
+	}
+	switch {
+	case version.Compare("go"+r.goAfter, "go"+im.maxGo) > 0:
+		r.failed = fmt.Sprintf("go %s → %s, above %s", importerGo, r.goAfter, im.maxGo)
+	case im.harnessFree && r.internal > 0:
+		r.failed = fmt.Sprintf("the module graph names %s/internal %d times", module, r.internal)
+	}
+	return r, nil
+}
+
+func printImporters(rs []importerResult) {
+	fmt.Printf("\n| new go %s importer of | go directive after go mod tidy | %s/internal in its graph | check |\n", importerGo, module)
+	fmt.Println("|---|---|---|---|")
+	for _, r := range rs {
+		goCol := r.goAfter + " (unchanged)"
+		if r.goAfter != importerGo {
+			goCol = importerGo + " → **" + r.goAfter + "**"
+			if r.why != "" {
+				goCol += " (" + r.why + ")"
+			}
+		}
+		check := "ok"
+		if r.failed != "" {
+			check = "**FAIL**: " + r.failed
+		}
+		fmt.Printf("| %s | %s | %d lines | %s |\n", r.pkg, goCol, r.internal, check)
+	}
 }
 
 func fatal(err error) {

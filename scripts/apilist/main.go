@@ -43,7 +43,7 @@ const module = "github.com/sandboxpin/sandboxpin"
 // packages are the public packages: what importers may use. cmd is a
 // program; internal, examples, deploy and scripts are never imported.
 var packages = []string{
-	"audit", "criinfo", "criinfo/cri", "crishim", "pin", "reference", "remedy", "resolve",
+	"audit", "criinfo", "criinfo/cri", "criinfo/cri/fakecri", "crishim", "pin", "reference", "remedy", "resolve",
 }
 
 func main() {

@@ -1,4 +1,4 @@
-package cri
+package crilive
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/cridockerdtest"
 	"github.com/sandboxpin/sandboxpin/resolve"
@@ -170,8 +171,8 @@ func TestLiveCRIDockerdVersion(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			c := dialLive(t, d.Endpoint)
-
-			ver, err := c.runtime.Version(ctx, &runtimeapi.VersionRequest{})
+			rt := rawRuntime(t, d.Endpoint)
+			ver, err := rt.Version(ctx, &runtimeapi.VersionRequest{})
 			require.NoError(t, err)
 			t.Logf("VERSION cri-dockerd %s: %v", v.Release(), ver)
 			assert.Equal(t, "0.1.0", ver.GetVersion())
@@ -202,7 +203,7 @@ func TestLiveCRIDockerdVersion(t *testing.T) {
 				assert.NotContains(t, n, "cri-dockerd "+cridockerdtest.EngineVersion, "Docker's version taken for cri-dockerd's")
 			}
 
-			st, err := c.runtime.Status(ctx, &runtimeapi.StatusRequest{Verbose: true})
+			st, err := rt.Status(ctx, &runtimeapi.StatusRequest{Verbose: true})
 			require.NoError(t, err)
 			keys := make([]string, 0, len(st.GetInfo()))
 			for k := range st.GetInfo() {
@@ -226,7 +227,7 @@ func TestLiveCRIDockerdVersion(t *testing.T) {
 }
 
 // listedPinned returns cri-dockerd's own Image.pinned by repo tag.
-func listedPinned(ctx context.Context, t *testing.T, c *Client) map[string]bool {
+func listedPinned(ctx context.Context, t *testing.T, c *cri.Client) map[string]bool {
 	t.Helper()
 	imgs, err := c.Images(ctx)
 	require.NoError(t, err)
@@ -242,7 +243,7 @@ func listedPinned(ctx context.Context, t *testing.T, c *Client) map[string]bool 
 // resolveCRIDockerd resolves d's node root (its unit and binary) with the
 // live cri-dockerd, running the binary for its version as the CLI does on a
 // live node.
-func resolveCRIDockerd(ctx context.Context, t *testing.T, d *cridockerdtest.CRIDockerd, c *Client) *resolve.Result {
+func resolveCRIDockerd(ctx context.Context, t *testing.T, d *cridockerdtest.CRIDockerd, c *cri.Client) *resolve.Result {
 	t.Helper()
 	res, err := resolve.Resolve(ctx, resolve.Options{Root: resolve.DirFS(d.Dir), Live: c,
 		BinaryVersion: func(ctx context.Context, component, path string) (string, error) {

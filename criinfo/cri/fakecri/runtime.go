@@ -1,4 +1,4 @@
-package criservertest
+package fakecri
 
 import (
 	"context"
@@ -176,13 +176,13 @@ func Serve(tb testing.TB, r *Runtime, opts ...grpc.ServerOption) string {
 	// TempDir under a long test name exceeds.
 	dir, err := os.MkdirTemp("", "crist")
 	if err != nil {
-		tb.Fatalf("criservertest: %v", err)
+		tb.Fatalf("fakecri: %v", err)
 	}
 	tb.Cleanup(func() { _ = os.RemoveAll(dir) })
 	path := filepath.Join(dir, "cri.sock")
 	lis, err := net.Listen("unix", path)
 	if err != nil {
-		tb.Fatalf("criservertest: %v", err)
+		tb.Fatalf("fakecri: %v", err)
 	}
 	if r != nil {
 		r.answers()

@@ -1,4 +1,4 @@
-package cri
+package crilive
 
 import (
 	"fmt"

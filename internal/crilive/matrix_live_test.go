@@ -1,4 +1,4 @@
-package cri
+package crilive
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/resolve"
 )
@@ -86,7 +87,7 @@ func TestLiveMatrix(t *testing.T) {
 				})
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()
-				c, err := Dial(ctx, ctrd.Endpoint)
+				c, err := cri.Dial(ctx, ctrd.Endpoint)
 				require.NoError(t, err)
 				defer func() { _ = c.Close() }()
 
@@ -191,7 +192,7 @@ func TestLiveV3Migration(t *testing.T) {
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := Dial(ctx, ctrd.Endpoint)
+			c, err := cri.Dial(ctx, ctrd.Endpoint)
 			require.NoError(t, err)
 			defer func() { _ = c.Close() }()
 			imgs, err := c.Images(ctx)

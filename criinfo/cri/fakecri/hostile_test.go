@@ -1,4 +1,4 @@
-package criservertest
+package fakecri
 
 import (
 	"encoding/json"

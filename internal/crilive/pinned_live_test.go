@@ -1,4 +1,4 @@
-package cri
+package crilive
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/pin"
 )
 
@@ -42,14 +43,14 @@ func TestLiveMarkPinned(t *testing.T) {
 					own[tag] = img.GetPinned()
 				}
 			}
-			MarkPinned(m, imgs)
+			cri.MarkPinned(m, imgs)
 			after := map[string]bool{}
 			for _, img := range imgs {
 				for _, tag := range img.GetRepoTags() {
 					after[tag] = img.GetPinned()
 				}
 			}
-			t.Logf("%s (%s) sandbox %q: runtime pinned %v; after MarkPinned %v", tc.name, info.RuntimeVersion, sandbox, own, after)
+			t.Logf("%s (%s) sandbox %q: runtime pinned %v; after cri.MarkPinned %v", tc.name, info.RuntimeVersion, sandbox, own, after)
 			for tag, p := range after {
 				assert.Equal(t, tag == tc.stored, p, "Pinned of %s after MarkPinned", tag)
 				assert.Equal(t, tag == tc.stored && tc.wantPinned, own[tag], "runtime's own Pinned of %s", tag)

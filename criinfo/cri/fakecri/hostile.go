@@ -1,4 +1,4 @@
-package criservertest
+package fakecri
 
 import (
 	"fmt"
@@ -95,7 +95,7 @@ func ImagesOfSize(size int) []*runtimeapi.Image {
 		}
 		return images
 	}
-	panic(fmt.Sprintf("criservertest: no images make %d bytes", size))
+	panic(fmt.Sprintf("fakecri: no images make %d bytes", size))
 }
 
 // padImage returns an image that takes exactly rest bytes in a

@@ -1,4 +1,4 @@
-package cri
+package crilive
 
 import (
 	"context"
@@ -13,10 +13,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 )
 
@@ -26,7 +29,7 @@ import (
 var update = flag.Bool("update", false, "rewrite criinfo/testdata/containerd-*.json (1.6.20, 1.7.35, 2.2.9, 2.3.7, 2.4.2) and crio-*.json from the live runtimes")
 
 // goldenDir is where the captures go, beside the parser that reads them.
-const goldenDir = "../testdata"
+const goldenDir = "../../criinfo/testdata"
 
 // goldenRoot replaces the temporary directory in captures, so that
 // regenerating them gives the same bytes.
@@ -83,7 +86,7 @@ var liveCases = []struct {
 }
 
 // startLive starts the runtime of a live case and dials it.
-func startLive(t *testing.T, v containerdtest.Version, configured, stored string) (*containerdtest.Containerd, *Client) {
+func startLive(t *testing.T, v containerdtest.Version, configured, stored string) (*containerdtest.Containerd, *cri.Client) {
 	t.Helper()
 	images := append([]containerdtest.Image{{Names: []string{stored}}}, liveExtraImages...)
 	ctrd := containerdtest.Start(t, v, containerdtest.Options{SandboxImage: configured, Images: images})
@@ -91,11 +94,21 @@ func startLive(t *testing.T, v containerdtest.Version, configured, stored string
 }
 
 // dialLive dials a live runtime's endpoint, closing the client at cleanup.
-func dialLive(t *testing.T, endpoint string) *Client {
+// rawRuntime returns a CRI client of endpoint for the raw answers, which
+// cri.Client does not hand out.
+func rawRuntime(t *testing.T, endpoint string) runtimeapi.RuntimeServiceClient {
+	t.Helper()
+	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	return runtimeapi.NewRuntimeServiceClient(conn)
+}
+
+func dialLive(t *testing.T, endpoint string) *cri.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, endpoint)
+	c, err := cri.Dial(ctx, endpoint)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -125,12 +138,12 @@ func TestLiveInfo(t *testing.T) {
 
 			// Query, the one-shot, agrees, with either endpoint spelling.
 			for _, ep := range []string{ctrd.Endpoint, ctrd.Socket} {
-				q, err := Query(ctx, ep)
+				q, err := cri.Query(ctx, ep)
 				require.NoError(t, err)
-				assert.Equal(t, info, q, "Query(%q)", ep)
+				assert.Equal(t, info, q, "cri.Query(%q)", ep)
 			}
 
-			st, err := c.runtime.Status(ctx, &runtimeapi.StatusRequest{Verbose: true})
+			st, err := rawRuntime(t, ctrd.Endpoint).Status(ctx, &runtimeapi.StatusRequest{Verbose: true})
 			require.NoError(t, err)
 			raw, crictl := captures(t, st, ctrd.Dir)
 			// The pure parser reads both captures to the same answer.

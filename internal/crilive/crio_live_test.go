@@ -1,4 +1,4 @@
-package cri
+package crilive
 
 import (
 	"bytes"
@@ -16,12 +16,13 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/sandboxpin/sandboxpin/criinfo"
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/criotest"
 )
 
 // startCRIO starts CRI-O configured with pause and dials it.
-func startCRIO(t *testing.T, pause string, images ...containerdtest.Image) (*criotest.CRIO, *Client) {
+func startCRIO(t *testing.T, pause string, images ...containerdtest.Image) (*criotest.CRIO, *cri.Client) {
 	t.Helper()
 	crio := criotest.Start(t, criotest.Options{PauseImage: pause, Images: images})
 	return crio, dialLive(t, crio.Endpoint)
@@ -45,11 +46,11 @@ func TestLiveCRIOInfo(t *testing.T) {
 			t.Logf("CRI-O Info = %+v", info)
 			assert.Equal(t, criinfo.Info{Runtime: criinfo.RuntimeCRIO, RuntimeVersion: strings.TrimPrefix(criotest.Version, "v"),
 				SandboxImage: configured, SandboxImageReported: true}, info)
-			q, err := Query(ctx, crio.Socket)
+			q, err := cri.Query(ctx, crio.Socket)
 			require.NoError(t, err)
 			assert.Equal(t, info, q)
 
-			st, err := c.runtime.Status(ctx, &runtimeapi.StatusRequest{Verbose: true})
+			st, err := rawRuntime(t, crio.Endpoint).Status(ctx, &runtimeapi.StatusRequest{Verbose: true})
 			require.NoError(t, err)
 			keys := make([]string, 0, len(st.GetInfo()))
 			for k := range st.GetInfo() {
