@@ -30,7 +30,7 @@ type spelling struct {
 	stored     string                     // the name the image is pulled or imported under
 }
 
-// spellings are those of criinfo/cri's TestLiveMatrix.
+// spellings are those of internal/crilive's TestLiveMatrix.
 var spellings = []spelling{
 	{name: "exact", stored: "registry.k8s.io/pause:3.10.1",
 		configured: func(string) string { return "registry.k8s.io/pause:3.10.1" }},

@@ -66,7 +66,7 @@ var facts = [numFacts][]Row{
 			"and a value without a tag never matches (containerd#13314); write %s there",
 			"internal/cri/server/images/image_pull.go getLabels compares each pinned_images value with == against the image name in its ParseDockerRef form " +
 				"@v2.0.0, @v2.2.10, @v2.3.7, @v2.4.2 and on main 301026e58; no tag or branch holds a fix: containerd#13336 and #13417 are open, " +
-				"#13501 (ec5c899a4) was closed unmerged; seen live on 2.2.9, 2.3.7, 2.4.2 (criinfo/cri TestLiveMatrix)"},
+				"#13501 (ec5c899a4) was closed unmerged; seen live on 2.2.9, 2.3.7, 2.4.2 (internal/crilive TestLiveMatrix)"},
 	},
 	ContainerdNoSandboxReport: {
 		{Containerd, Range{"2.0", ""}, "containerd 2.x does not report its sandbox image over CRI and no config file sets it",
@@ -76,7 +76,7 @@ var facts = [numFacts][]Row{
 	ContainerdAliasNeverPinned: {
 		{Containerd, Range{"1.6.22", ""}, "containerd %s never pins an alias spelling: %s (%s) is pinned only while the image is stored under that name, " +
 			"not when it is stored as %s; write the name the image is stored under there",
-			"pkg/cri/server/image_pull.go getLabels (ParseDockerRef, no aliases) @v1.7.35; internal/cri/server/images/image_pull.go @v2.2.9, @v2.3.7, @v2.4.2; seen live on 1.7.35, 2.2.9, 2.3.7, 2.4.2 (criinfo/cri TestLiveMatrix)"},
+			"pkg/cri/server/image_pull.go getLabels (ParseDockerRef, no aliases) @v1.7.35; internal/cri/server/images/image_pull.go @v2.2.9, @v2.3.7, @v2.4.2; seen live on 1.7.35, 2.2.9, 2.3.7, 2.4.2 (internal/crilive TestLiveMatrix)"},
 	},
 	ContainerdTagDigestNeverPinned: {
 		{Containerd, Range{"2.0", ""}, "containerd %s never pins %s (%s): a pull of name:tag@digest stores name@digest, and pinned_images " +
@@ -111,7 +111,7 @@ var facts = [numFacts][]Row{
 	CRIDockerdAliasNeverPinned: {
 		{CRIDockerd, Range{"0.3.10", ""}, "cri-dockerd %s never pins an alias spelling: %s (%s) is pinned only while Docker stores the image under that " +
 			"very name (`docker tag %s %s`), not when it is stored as %s; write the name `docker images` shows there",
-			"core/image.go isPinned @v0.3.10; seen live on 0.4.0 and 0.4.4 (criinfo/cri TestLiveCRIDockerdMatrix)"},
+			"core/image.go isPinned @v0.3.10; seen live on 0.4.0 and 0.4.4 (internal/crilive TestLiveCRIDockerdMatrix)"},
 	},
 	CRIDockerdDigestOnlyNeverPinned: {
 		{CRIDockerd, Range{"0.3.10", ""}, "cri-dockerd %s pins the sandbox image by exact string against Docker's RepoTags, which hold no digest: " +
