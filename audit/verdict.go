@@ -125,22 +125,11 @@ func unmarshalWord[T ~string](v *T, what string, text []byte) error {
 	return nil
 }
 
-// isWord reports whether text is "" or at most 128 lowercase letters and
-// digits joined by single dashes, as resolve.Kind.UnmarshalText reads a
-// kind.
+// isWord reports whether text is "" or a word spelled as resolve's kinds
+// are: what [resolve.Kind.UnmarshalText] accepts.
 func isWord(text []byte) bool {
-	if len(text) == 0 {
-		return true
-	}
-	if len(text) > 128 || text[0] == '-' || text[len(text)-1] == '-' {
-		return false
-	}
-	for i, c := range text {
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && (c != '-' || text[i-1] == '-') {
-			return false
-		}
-	}
-	return true
+	var k resolve.Kind
+	return k.UnmarshalText(text) == nil
 }
 
 // Verdict is the answer for one node: is its sandbox image safe from the
