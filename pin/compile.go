@@ -120,6 +120,7 @@ func Compile(patterns []string, opts ...Option) (*Matcher, error) {
 	c := compiler{
 		m: &Matcher{
 			mode:    o.mode,
+			isCRIO:  o.mode == ModeCRIOCompat,
 			aliases: o.aliases,
 		},
 		source: o.source,
