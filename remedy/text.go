@@ -234,9 +234,9 @@ func (t *text) removeFlag(n int, flag, value string) (hunk, error) {
 		switch {
 		case !s:
 			h.repl = append(h.repl, body+end)
-		case strings.TrimSpace(left) == `\`:
+		case strings.Trim(left, " \t") == `\`:
 			// A continuation line that held only the flag.
-		case strings.TrimSpace(left) == "" && len(h.repl) > 0:
+		case strings.Trim(left, " \t") == "" && len(h.repl) > 0:
 			// The end of the command: the line before ends it now.
 			prev := h.repl[len(h.repl)-1]
 			pb := strings.TrimRight(prev, "\r\n")
