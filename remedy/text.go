@@ -200,7 +200,9 @@ func findFlag(line, flag string) int {
 		at := i + j
 		end := at + len(flag)
 		startOK := at == 0 || strings.IndexByte(" \t\"'=", line[at-1]) >= 0
-		endOK := end == len(line) || strings.IndexByte("= \t\"'", line[end]) >= 0
+		// A backslash that ends the line continues the command: the
+		// flag's word ends there too.
+		endOK := end == len(line) || strings.IndexByte("= \t\"'", line[end]) >= 0 || strings.TrimRight(line[end:], " \t") == `\`
 		if startOK && endOK {
 			return at
 		}
