@@ -199,10 +199,11 @@ func findFlag(line, flag string) int {
 		}
 		at := i + j
 		end := at + len(flag)
-		startOK := at == 0 || strings.IndexByte(" \t\"'=", line[at-1]) >= 0
-		// A backslash that ends the line continues the command: the
-		// flag's word ends there too.
-		endOK := end == len(line) || strings.IndexByte("= \t\"'", line[end]) >= 0 || strings.TrimRight(line[end:], " \t") == `\`
+		startOK := at == 0 || strings.IndexByte(" \t\"'=\\", line[at-1]) >= 0
+		// A backslash after the flag (a continuation, an escape) ends
+		// the flag's word as far as this reader goes: the caller refuses
+		// the shape rather than leave a flag in place.
+		endOK := end == len(line) || strings.IndexByte("= \t\"'\\", line[end]) >= 0
 		if startOK && endOK {
 			return at
 		}
@@ -266,6 +267,9 @@ func cutFlag(body, flag, value string) (string, bool, bool, error) {
 			return body, seen, found, nil
 		}
 		at += from
+		if at > 0 && body[at-1] == '\\' {
+			return "", false, false, fmt.Errorf("%s follows a backslash", flag)
+		}
 		stop := at + len(flag)
 		if stop < len(body) && (body[stop] == ' ' || body[stop] == '\t') {
 			stop += len(body[stop:]) - len(strings.TrimLeft(body[stop:], " \t"))
