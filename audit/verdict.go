@@ -259,7 +259,7 @@ func Judge[I Image](res *resolve.Result, obs Observation[I]) (*Verdict, error) {
 		return nil, err
 	}
 	aliases := res.Aliases()
-	// The runtime's own rules, read its way (crio-compat on CRI-O,
+	// The runtime's own rules, read its way (cri-o-compat on CRI-O,
 	// cri-dockerd-compat on cri-dockerd 0.4.7 and later), without the
 	// Strict sandbox-image rule Matcher adds.
 	own, err := res.RuntimeMatcher()

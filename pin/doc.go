@@ -28,7 +28,8 @@
 // --pinned-image-labels: raw strings against Docker's familiar names, so
 // that "docker.io/library/nginx:1.27" pins nothing ([CRIDockerdNeverMatches]
 // lists such patterns). Labels are matched only for images that implement
-// [Labeled]: the CRI Image message has no labels.
+// [Labeled]: the CRI Image message has no labels. Where each runtime's
+// behaviour was read or seen: docs/release-facts.md in the repository.
 //
 // # Speed
 //

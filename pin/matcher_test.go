@@ -353,7 +353,7 @@ func TestLen(t *testing.T) {
 	}{
 		{name: "nil", m: nil, want: 0},
 		{name: "strict", m: strict, want: 2},
-		{name: "crio-compat", m: crio, want: 3},
+		{name: "cri-o-compat", m: crio, want: 3},
 		{name: "join", m: Join(strict, nil, Join(crio, strict)), want: 7},
 	}
 	for _, tt := range tests {

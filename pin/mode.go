@@ -1,6 +1,7 @@
 package pin
 
 import (
+	"bytes"
 	"encoding"
 	"fmt"
 )
@@ -19,7 +20,7 @@ const (
 	// ModeCRIOCompat reproduces what CRI-O does with its pinned_images list:
 	// raw, case-insensitive strings, unanchored globs. Tools use it to
 	// predict what a CRI-O node pins.
-	ModeCRIOCompat Mode = "crio-compat"
+	ModeCRIOCompat Mode = "cri-o-compat"
 	// ModeCRIDockerdCompat reproduces what cri-dockerd 0.4.7 and later do with
 	// their --pinned-images and --pinned-image-labels flags: raw,
 	// case-sensitive strings compared with Docker's familiar names, exact
@@ -42,13 +43,14 @@ func (m Mode) MarshalText() ([]byte, error) { return []byte(m), nil }
 
 // UnmarshalText accepts "" (the zero Mode) and any word spelled as modes
 // are (lowercase letters and digits joined by single dashes), known or
-// not, so that a reader decodes a newer producer's JSON; other text is an
-// error.
+// not, so that a reader decodes a newer producer's JSON; the word of an
+// earlier build, "crio-compat", decodes as [ModeCRIOCompat]. Other text is
+// an error.
 func (m *Mode) UnmarshalText(text []byte) error {
 	if !isWord(text) {
 		return fmt.Errorf("pin: invalid mode %q", text)
 	}
-	*m = Mode(text)
+	*m = Mode(respell(text))
 	return nil
 }
 
@@ -99,8 +101,20 @@ func (k *Kind) UnmarshalText(text []byte) error {
 	if !isWord(text) {
 		return fmt.Errorf("pin: invalid kind %q", text)
 	}
-	*k = Kind(text)
+	*k = Kind(respell(text))
 	return nil
+}
+
+// respell returns text with CRI-O spelled as every word spells it since
+// v0.1.0, as its runtime word "cri-o": a word that begins "crio-", as
+// ModeCRIOCompat's did before ("crio-compat"), begins "cri-o-" instead,
+// so that JSON of earlier builds decodes to this version's word. A word
+// that would grow past 128 bytes is kept as written.
+func respell(text []byte) []byte {
+	if rest, ok := bytes.CutPrefix(text, []byte("crio-")); ok && len(text) < 128 {
+		return append([]byte("cri-o-"), rest...)
+	}
+	return text
 }
 
 // isWord reports whether text is "" or a word as modes and kinds are

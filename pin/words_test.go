@@ -2,6 +2,7 @@ package pin
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,9 +34,15 @@ func TestWordsForwardCompatible(t *testing.T) {
 		in      string // the text decoded
 		want    word   // the value it decodes to
 		known   bool   // want.Known()
+		out     string // what it marshals to, when not in
 		wantErr bool   // the text is no word
 	}{
-		{name: "mode known", typ: "Mode", in: "crio-compat", want: ModeCRIOCompat, known: true},
+		{name: "mode known", typ: "Mode", in: "cri-o-compat", want: ModeCRIOCompat, known: true},
+		// The word of builds before v0.1.0 (issue 52: CRI-O spelled "cri-o" in every word).
+		{name: "mode old spelling", typ: "Mode", in: "crio-compat", want: ModeCRIOCompat, known: true, out: "cri-o-compat"},
+		{name: "mode new old spelling", typ: "Mode", in: "crio-x", want: Mode("cri-o-x"), out: "cri-o-x"},
+		{name: "mode long old spelling", typ: "Mode", in: "crio-" + strings.Repeat("x", 123), want: Mode("crio-" + strings.Repeat("x", 123))},
+		{name: "kind old spelling", typ: "Kind", in: "crio-exact", want: Kind("cri-o-exact"), out: "cri-o-exact"},
 		{name: "mode new", typ: "Mode", in: "youki-compat", want: Mode("youki-compat")},
 		{name: "mode zero", typ: "Mode", in: "", want: Mode("")},
 		{name: "mode not a word", typ: "Mode", in: "Strict", wantErr: true},
@@ -59,7 +66,11 @@ func TestWordsForwardCompatible(t *testing.T) {
 			assert.Equal(t, tt.known, got.Known())
 			b, err := got.MarshalText()
 			require.NoError(t, err)
-			assert.Equal(t, tt.in, string(b), "marshals back unchanged")
+			want := tt.in
+			if tt.out != "" {
+				want = tt.out
+			}
+			assert.Equal(t, want, string(b), "marshals back")
 		})
 	}
 	for _, k := range allKinds {

@@ -1,5 +1,20 @@
 // Package remedy turns a node's verdict into its remedy, and writes it.
 //
+// Resolve the node, plan the remedy with [For], check it with [Verify],
+// then write it with [Apply] and take its [Plan.Steps] (pull, restart, ...)
+// in order; the package Example does it on a node directory:
+//
+//	opts := resolve.Options{Root: resolve.DirFS("/")}
+//	res, err := resolve.Resolve(ctx, opts)
+//	plan, err := remedy.For(ctx, res, verdict, opts.Root) // verdict: nil, or audit.Judge's
+//	err = remedy.Verify(ctx, plan, opts, nil)
+//	err = remedy.Apply(ctx, plan, opts.Root, remedy.ApplyOptions{})
+//	for _, s := range plan.Steps {
+//		fmt.Println(s.Action, s.Commands) // restarts and pulls are the caller's to take
+//	}
+//
+// # What a plan holds
+//
 // [For] plans, from a [resolve.Result] (and the [audit.Verdict], when the
 // runtime's images are known), the file edits and the steps that answer
 // each fix: the sandbox image at the key the node's runtime reads for its
@@ -27,6 +42,8 @@
 // upgrade, the shim, a file that k3s or RKE2 write anew at every start),
 // and a value the text editor cannot change byte-exactly (a YAML flow map
 // or alias, an escaped or multi-line string), is a step for a person.
+//
+// # Verifying and writing
 //
 // [Verify] resolves the edited node in memory and refuses a plan whose
 // edits leave a finding they answer, or bring a new one. [Apply] writes

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxpin/sandboxpin/audit"
@@ -270,6 +271,44 @@ func TestRootAsResolve(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, tt.wantErr)
+		})
+	}
+}
+
+// TestStepCommandsSequence: a step's Commands are a sequence, every one to
+// run (issue 52): a pull step whose image is stored under another name
+// pulls in Commands and tags only in Alternatives, so a tool that runs
+// Commands in order never pulls and tags. The nodes are sample nodes whose
+// sandbox image is stored, unpinned, under its alias.
+func TestStepCommandsSequence(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		node string // a sample node of the examples
+		tag  string // the command that tags the stored image
+	}{
+		{node: "../examples/testdata/node", tag: "ctr -n k8s.io images tag k8s.gcr.io/pause:3.10.1 registry.k8s.io/pause:3.10.1"},
+		{node: "../examples/testdata/crio-node", tag: "podman tag k8s.gcr.io/pause:3.10.1 registry.k8s.io/pause:3.10.1"},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.node), func(t *testing.T) {
+			t.Parallel()
+			opts := resolve.Options{Root: resolve.DirFS(copyTree(t, tt.node))}
+			res, err := resolve.Resolve(t.Context(), opts)
+			require.NoError(t, err)
+			v, err := audit.Judge(res, audit.ListedObservation{Images: unpinnedImages(t, res)})
+			require.NoError(t, err)
+			p, err := For(t.Context(), res, v, opts.Root)
+			require.NoError(t, err)
+			var pulls int
+			for _, s := range p.Steps {
+				if s.Action != resolve.ActionPull {
+					continue
+				}
+				pulls++
+				assert.Equal(t, []string{"crictl pull " + s.Image}, s.Commands, "the pull step's sequence")
+				assert.Equal(t, [][]string{{tt.tag}}, s.Alternatives, "the tag, instead of the pull")
+			}
+			assert.Equal(t, 1, pulls, "pull steps in %s", render(p))
 		})
 	}
 }

@@ -45,7 +45,7 @@ func (c *Component) UnmarshalText(text []byte) error {
 	if !isWord(text) {
 		return fmt.Errorf("resolve: %w %q: want a word such as %q or %q", ErrUnknownComponent, text, ComponentContainerd, ComponentKubelet)
 	}
-	*c = Component(text)
+	*c = Component(respell(text))
 	return nil
 }
 

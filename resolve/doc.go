@@ -25,9 +25,10 @@
 //
 // Every release fact (defaults, pinning behaviour per version, kubeadm's
 // pause table) is a row of resolve/internal/releases that names the
-// upstream file and tag, or the live test, it was read from;
-// docs/design.md in the repository shows how a node flows through the
-// package.
+// upstream file and tag, or the live test, it was read from; the
+// repository's docs/release-facts.md lists them all, and the upstream
+// history behind this documentation. docs/design.md shows how a node
+// flows through the package.
 //
 // # Sources
 //
@@ -68,19 +69,16 @@
 //     path with "*" a sorted glob, any other path required to exist; a later
 //     file overrides non-empty scalars and merges tables by key. What a file's version means depends on the containerd that reads it.
 //     containerd 1.x reads versions 1 and 2; 2.0–2.2 read 1–3 and 2.3 and
-//     later 1–4 (version.ConfigVersion in version/version.go: 3 at v2.2.9
-//     and v2.3.0-beta.2, 4 from v2.3.0-rc.0, at v2.3.7 and v2.4.2). On 2.0–2.2
+//     later (from 2.3.0-rc.0) 1–4. On 2.0–2.2
 //     an imported file of a lower version is migrated (its sandbox_image
 //     becomes pinned_images.sandbox), a higher one stops containerd, and a
 //     sandbox_image under the version 2 table of a version 3 file is ignored.
 //     On 2.3 and later every file below version 4 is migrated to 4 on its
 //     own, and the CRI plugin's migration now also runs for version 3, so
 //     that same sandbox_image becomes pinned_images.sandbox and overrides
-//     the file's own pinned_images.sandbox (plugins/cri/images/plugin.go,
-//     configMigration, and cmd/containerd/server/config/config.go,
-//     LoadConfigWithPlugins, at v2.3.7 and v2.4.2; confirmed live on 2.3.7
-//     and 2.4.2 by `containerd config dump` and by the image 2.3.7 pins,
-//     while 2.2.9 ignores it). In a version 4 file the key is ignored again.
+//     the file's own pinned_images.sandbox (2.2.9 ignores it). In a version
+//     4 file the key is ignored again. Where each of these was read and
+//     seen: docs/release-facts.md, "Upstream history".
 //     Resolve reads a version 4 main file as 2.3 and later do, a version 1–3
 //     one as 2.0–2.2 do, and again as 2.3 does when the containerd version
 //     (live or Options.RuntimeVersion) is 2.3.0-rc.0 or later; a key whose
@@ -268,7 +266,7 @@
 //
 // A component whose release line upstream no longer supports gets a note of
 // kind KindEndOfLife naming the day its support ended and the file that
-// says so: containerd from its RELEASES.md (read at v2.4.2), the kubelet
+// says so: containerd from its RELEASES.md, the kubelet
 // and kubeadm outside the three newest Kubernetes minors. The day judged is
 // Options.Today, or when it is zero the day the table was read, which
 // Result.SupportAsOf records: Resolve reads no clock, so its answer is the
@@ -329,9 +327,9 @@
 //     crio --config) is not followed; a live report reveals the difference.
 //   - Environment variables in cri-dockerd's ExecStart are not expanded (a
 //     note says so).
-//   - [RuntimeDefaultImage]'s rows were read at the upstream tags named beside
-//     them in resolve/internal/releases (rows.go) (CRI-O at every tag from 1.16.0 to 1.36.3); patch
-//     releases between two read tags are assumed to match them.
+//   - [RuntimeDefaultImage]'s rows were read at the upstream tags that
+//     docs/release-facts.md names beside them; patch releases between two
+//     read tags are assumed to match them.
 //   - A kubeadm config (YAML) is bounded before sigs.k8s.io/yaml (kubeadm's
 //     decoder) decodes it: each document is parsed into a node tree, which
 //     expands no alias, and per file at most 100 levels of nesting

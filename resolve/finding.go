@@ -33,12 +33,12 @@ const (
 	KindCRIDockerdDigestOnlyNeverPinned Kind = "cri-dockerd-digest-only-never-pinned" // name@digest is never pinned
 	KindCRIDockerdDigestNeverPinned     Kind = "cri-dockerd-digest-never-pinned"      // name:tag@digest is never pinned
 	KindCRIDockerdOtherSpelling         Kind = "cri-dockerd-other-spelling"           // only Docker's familiar name:tag pins
-	KindCRIONoSandboxReport             Kind = "crio-no-sandbox-report"               // reports no pause image over CRI
-	KindCRIONeverPins                   Kind = "crio-never-pins"                      // never sets Image.pinned
-	KindCRIOFirstNameOnly               Kind = "crio-first-name-only"                 // matches an image's first name only
-	KindCRIOShortNameEnforcing          Kind = "crio-short-name-enforcing"            // a short name may fail to pull
-	KindCRIOShortNeverPinned            Kind = "crio-short-never-pinned"              // a short pause_image pins nothing
-	KindCRIOAliasNeverPinned            Kind = "crio-alias-never-pinned"              // an alias pause_image pins only that name
+	KindCRIONoSandboxReport             Kind = "cri-o-no-sandbox-report"              // reports no pause image over CRI
+	KindCRIONeverPins                   Kind = "cri-o-never-pins"                     // never sets Image.pinned
+	KindCRIOFirstNameOnly               Kind = "cri-o-first-name-only"                // matches an image's first name only
+	KindCRIOShortNameEnforcing          Kind = "cri-o-short-name-enforcing"           // a short name may fail to pull
+	KindCRIOShortNeverPinned            Kind = "cri-o-short-never-pinned"             // a short pause_image pins nothing
+	KindCRIOAliasNeverPinned            Kind = "cri-o-alias-never-pinned"             // an alias pause_image pins only that name
 	KindKubeletIgnoresPinned            Kind = "kubelet-ignores-pinned"               // kubelet <1.23 ignores Image.pinned
 	KindKubeletProtectsDefault          Kind = "kubelet-protects-default"             // kubelet <1.29 keeps its default from GC
 	KindKubeletProtectsRuntimeImage     Kind = "kubelet-protects-runtime-image"       // ... which is the runtime's image
@@ -264,7 +264,7 @@ func (u *Urgency) UnmarshalText(text []byte) error {
 	if !isWord(text) {
 		return fmt.Errorf("%w: %q: want a word such as %q, %q or %q", ErrInvalidUrgency, text, UrgencyStops, UrgencyUnprotected, UrgencyOther)
 	}
-	*u = Urgency(text)
+	*u = Urgency(respell(text))
 	return nil
 }
 
@@ -335,5 +335,7 @@ func (k Kind) Known() bool { return slices.Contains(Kinds(), k) }
 // UnmarshalText accepts "" (no kind) and any kind spelled as kinds are,
 // lowercase words of letters and digits joined by single dashes, at most
 // 128 bytes, since the set is open (see [Kinds]); other text is an error.
-// Every word-valued type of this package decodes so.
+// Every word-valued type of this package decodes so, and reads a word of
+// an earlier build that spelled CRI-O "crio-" ("crio-config",
+// "crio-never-pins") as this version's "cri-o-" word.
 func (k *Kind) UnmarshalText(text []byte) error { return unmarshalWord(k, "kind", text) }

@@ -24,11 +24,9 @@ import (
 // says what their start does: they clear containerd's pinned label, with
 // their own io.cattle.k3s.pinned (io.cattle.rke2.pinned), from every image
 // that carries their own, and label again only what they import from
-// agent/images; the fix therefore also removes their own label (k3s:
-// pkg/agent/containerd/containerd.go clearLabels and labelImages, and
-// watcher.go, which labels again the images of an unchanged archive from
-// aed887daf, k3s#14266, fixing k3s#14265, at main 03091693d and on
-// release-1.32 and release-1.34 of the k3s-vip/k3s mirror).
+// agent/images (an unchanged archive too, since k3s#14266); the fix
+// therefore also removes their own label. Where this was read:
+// docs/release-facts.md, "Upstream history".
 func (r *Result) LabelFix(name string, answers Kind) (Fix, bool) {
 	if r == nil || name == "" || Component(r.Runtime) != runtimeContainerd {
 		return Fix{}, false

@@ -19,8 +19,8 @@ import (
 //
 // The address is [grpc] address in config versions 1–3 and
 // [plugins."io.containerd.server.v1.grpc"] address in version 4, which
-// ignores [grpc] (cmd/containerd/server/config/config.go, serviceMigrate, at
-// v2.3.7; seen live on 2.3.7 and 2.4.2, which then listen on the default).
+// ignores [grpc]: containerd then listens on its default (where this was
+// read and seen: docs/release-facts.md, "Upstream history").
 // A malformed file is a *ConfigError; a nil fsys or a root directory that is
 // not there is an error wrapping [ErrNoRoot].
 func ContainerdEndpoint(fsys fs.FS) (endpoint, origin string, err error) {

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"bytes"
 	"encoding"
 	"fmt"
 )
@@ -15,7 +16,7 @@ type Source string
 const (
 	SourceRuntimeInfo      Source = "runtime-info"      // what the live runtime reports over CRI
 	SourceContainerdConfig Source = "containerd-config" // containerd config.toml and its imports
-	SourceCRIOConfig       Source = "crio-config"       // crio.conf and crio.conf.d drop-ins
+	SourceCRIOConfig       Source = "cri-o-config"      // crio.conf and crio.conf.d drop-ins
 	SourceCRIDockerdFlags  Source = "cri-dockerd-flags" // cri-dockerd's systemd unit
 	SourceKubeletFlags     Source = "kubelet-flags"     // the kubelet's command line (kubeadm-flags.env, KUBELET_EXTRA_ARGS, its unit and drop-ins)
 	SourceKubeadmConfig    Source = "kubeadm-config"    // a kubeadm config's imageRepository or kubeletExtraArgs
@@ -77,8 +78,21 @@ func unmarshalWord[T ~string](v *T, what string, text []byte) error {
 	if !isWord(text) {
 		return fmt.Errorf("resolve: invalid %s %q: want lowercase words of letters and digits joined by dashes", what, text)
 	}
-	*v = T(text)
+	*v = T(respell(text))
 	return nil
+}
+
+// respell returns text with CRI-O spelled as every word spells it since
+// v0.1.0, as its criinfo.Runtime word: a word that begins "crio-", as
+// Source and Kind words did before (SourceCRIOConfig was "crio-config"),
+// begins "cri-o-" instead, so that JSON of earlier builds decodes to this
+// version's word (docs/design.md, "Words in JSON"). A word that would
+// grow past 128 bytes is kept as written.
+func respell(text []byte) []byte {
+	if rest, ok := bytes.CutPrefix(text, []byte("crio-")); ok && len(text) < 128 {
+		return append([]byte("cri-o-"), rest...)
+	}
+	return text
 }
 
 // isWord reports whether text is "" or at most 128 lowercase letters and

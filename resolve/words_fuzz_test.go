@@ -2,14 +2,25 @@ package resolve
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
+func mustMarshal(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // FuzzWords decodes arbitrary text as each word-valued type: an error
 // leaves the value as it was; a decoded value marshals back to the very
-// text, and a known one is one of this version's words.
+// text (CRI-O's old "crio-" respelled "cri-o-"), and a known one is one of
+// this version's words.
 func FuzzWords(f *testing.F) {
-	for _, s := range []string{"", "reboot", "cri-o", "a--b", "-x", "Upper", "x-", "containerd-never-pins"} {
+	for _, s := range []string{"", "reboot", "cri-o", "a--b", "-x", "Upper", "x-", "containerd-never-pins", "crio-never-pins", "crio-"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -29,10 +40,14 @@ func FuzzWords(f *testing.F) {
 			}
 			return
 		}
-		if string(k) != s || string(a) != s || string(c) != s {
+		want := s
+		if rest, ok := strings.CutPrefix(s, "crio-"); ok && len(s) < 128 {
+			want = "cri-o-" + rest
+		}
+		if string(k) != want || string(a) != want || string(c) != want {
 			t.Fatalf("%q decoded as %q, %q, %q", s, k, a, c)
 		}
-		if out, _ := json.Marshal(k); string(out) != string(in) {
+		if out, _ := json.Marshal(k); string(out) != mustMarshal(t, want) {
 			t.Fatalf("%q marshals as %s", s, out)
 		}
 		if a.Known() && a != ActionEdit && a != ActionRemove && a != ActionUpgrade && a != ActionShim &&

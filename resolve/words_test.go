@@ -2,6 +2,8 @@ package resolve
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -137,4 +139,45 @@ func TestPinModeWords(t *testing.T) {
 	assert.ErrorIs(t, err, pin.ErrUnknownMode)
 	_, err = res.RuntimeMatcher()
 	assert.ErrorIs(t, err, pin.ErrUnknownMode)
+}
+
+// TestOldWordsDecode: the words of builds before v0.1.0 that spelled CRI-O
+// "crio-" decode to this version's word, spelled as criinfo.RuntimeCRIO
+// (issue 52), which is Known and marshals in the new spelling; so does a
+// Result written by such a build.
+func TestOldWordsDecode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		typ  string // a key of wordTypes
+		old  string // the word an earlier build wrote
+		want word   // the value it decodes to
+	}{
+		{typ: "Source", old: "crio-config", want: SourceCRIOConfig},
+		{typ: "Kind", old: "crio-no-sandbox-report", want: KindCRIONoSandboxReport},
+		{typ: "Kind", old: "crio-never-pins", want: KindCRIONeverPins},
+		{typ: "Kind", old: "crio-first-name-only", want: KindCRIOFirstNameOnly},
+		{typ: "Kind", old: "crio-short-name-enforcing", want: KindCRIOShortNameEnforcing},
+		{typ: "Kind", old: "crio-short-never-pinned", want: KindCRIOShortNeverPinned},
+		{typ: "Kind", old: "crio-alias-never-pinned", want: KindCRIOAliasNeverPinned},
+	}
+	for _, tt := range tests {
+		t.Run(tt.old, func(t *testing.T) {
+			t.Parallel()
+			got, out, err := decodeWord(t, tt.typ, tt.old)
+			require.NoError(t, err)
+			assert.True(t, got.Known(), "%s(%q).Known()", tt.typ, tt.old)
+			newWord := fmt.Sprint(tt.want)
+			assert.Equal(t, "cri-o-"+strings.TrimPrefix(tt.old, "crio-"), newWord)
+			assert.JSONEq(t, mustJSON(t, newWord), out, "%s %q decodes as %q", tt.typ, tt.old, newWord)
+		})
+	}
+	var res Result
+	require.NoError(t, json.Unmarshal([]byte(`{"runtime":"cri-o","pinMode":"crio-compat",
+		"candidates":[{"image":"registry.k8s.io/pause:3.10","source":"crio-config","role":"runtime-uses"}],
+		"notes":[{"kind":"crio-never-pins","component":"cri-o","message":"m"}]}`), &res))
+	assert.Equal(t, pin.ModeCRIOCompat, res.PinMode)
+	require.Len(t, res.Candidates, 1)
+	assert.Equal(t, SourceCRIOConfig, res.Candidates[0].Source)
+	require.Len(t, res.Notes, 1)
+	assert.Equal(t, KindCRIONeverPins, res.Notes[0].Kind)
 }

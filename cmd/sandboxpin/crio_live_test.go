@@ -70,14 +70,14 @@ func TestCRIOLive(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(out), &res), out)
 			assert.Equal(t, tt.configured, res.SandboxImage)
 			assert.Equal(t, "cri-o", res.Runtime)
-			assert.Equal(t, "crio-compat", res.PinMode)
+			assert.Equal(t, "cri-o-compat", res.PinMode)
 			assert.Equal(t, []string{tt.configured, "*busybox*"}, res.Pins)
 			assert.Empty(t, res.Conflicts, "the live CRI-O and its files agree")
 			var origins []string
 			for _, cand := range res.Candidates {
 				origins = append(origins, cand.Source+" "+cand.Image+" "+cand.Origin)
 			}
-			assert.Contains(t, origins, "crio-config "+tt.configured+" /etc/crio/crio.conf.d/10-pause.conf:3")
+			assert.Contains(t, origins, "cri-o-config "+tt.configured+" /etc/crio/crio.conf.d/10-pause.conf:3")
 			assert.Contains(t, origins, "runtime-info "+tt.configured+" runtime status (cri-o 1.36.3)")
 			var messages []string
 			for _, n := range res.Notes {
@@ -111,7 +111,7 @@ func TestCRIOLive(t *testing.T) {
 			t.Logf("audit:\n%s", out)
 
 			// serve's and audit -o prometheus's count: the sandbox image is
-			// one of the images to pin even where the crio-compat rules
+			// one of the images to pin even where the cri-o-compat rules
 			// miss it, as they miss the alias.
 			code, out, errOut = runCmd(t, "audit", "-o", "prometheus", "--root", c.Dir, "--runtime-endpoint", c.Endpoint)
 			assert.Equal(t, tt.wantCode, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
