@@ -288,6 +288,9 @@ func cutFlag(body, flag, value string) (string, bool, bool, error) {
 		if stop == v {
 			return "", false, false, fmt.Errorf("%s has no value on its line", flag)
 		}
+		if strings.IndexByte(body[v:stop], '\\') >= 0 {
+			return "", false, false, fmt.Errorf("%s has an escape in its value", flag)
+		}
 		seen, found = true, found || body[v:stop] == value
 		// The blank before the flag goes with it; at the start of a
 		// value, the blank after it.

@@ -86,6 +86,7 @@ func TestRemoveFlag(t *testing.T) {
 		{name: "a quoted value", in: "X=--pod-infra-container-image=\"p:1\"\n", line: 1, value: "p:1", err: ErrUnsupported},
 		{name: "the value after a continuation, no blank", in: "ExecStart=/d --pod-infra-container-image=p:1 --pod-infra-container-image\\\n  p:1\n", line: 1, value: "p:1", err: ErrUnsupported},
 		{name: "a backslash after the flag", in: "X=\"--pod-infra-container-image\\ --pod-infra-container-image p:1\"\n", line: 1, value: "p:1", err: ErrUnsupported},
+		{name: "an escape in a value", in: "X=\"--pod-infra-container-image=\\0 --pod-infra-container-image p:1\"\n", line: 1, value: "p:1", err: ErrUnsupported},
 		{name: "a backslash before the flag", in: "X=\"x\\--pod-infra-container-image p:1\"\n", line: 1, value: "p:1", err: ErrUnsupported},
 		{name: "line out of the file", in: "X=1\n", line: 2, value: "p:1", err: ErrChanged},
 		{name: "another value", in: "X=--pod-infra-container-image=p:11\n", line: 1, value: "p:1", err: ErrUnsupported},
