@@ -138,10 +138,15 @@ var (
 // fixSamples are the series the node's fixer serves in state s, which it
 // entered at minute since, having finished done and failed runs.
 func fixSamples(s state, since, done, failed int) []sample {
+	return nodeFixSamples(node, s, since, done, failed)
+}
+
+// nodeFixSamples is fixSamples for the node named nodeName.
+func nodeFixSamples(nodeName string, s state, since, done, failed int) []sample {
 	if s.fix == "" {
 		return nil
 	}
-	target := map[string]string{"job": fixJob, "instance": node + ":9629", "node": node}
+	target := map[string]string{"job": fixJob, "instance": nodeName + ":9629", "node": nodeName}
 	one := func(name string, v float64, extra ...string) sample {
 		l := maps.Clone(target)
 		for i := 0; i+1 < len(extra); i += 2 {
@@ -360,6 +365,12 @@ type sample struct {
 // labels added as Prometheus adds them.
 func loadCapture(t *testing.T, file string) []sample {
 	t.Helper()
+	return loadNodeCapture(t, file, node)
+}
+
+// loadNodeCapture is loadCapture for the node named nodeName.
+func loadNodeCapture(t *testing.T, file, nodeName string) []sample {
+	t.Helper()
 	f, err := os.Open(filepath.Join(captureDir, file))
 	require.NoError(t, err, "captured by internal/kubelettest's live rows with -update")
 	defer f.Close()
@@ -369,7 +380,7 @@ func loadCapture(t *testing.T, file string) []sample {
 	var out []sample
 	for _, name := range slices.Sorted(maps.Keys(fams)) {
 		for _, m := range fams[name].GetMetric() {
-			labels := map[string]string{"job": job, "instance": node + ":9627", "node": node}
+			labels := map[string]string{"job": job, "instance": nodeName + ":9627", "node": nodeName}
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
