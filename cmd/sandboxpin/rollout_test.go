@@ -1,0 +1,406 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
+	"github.com/sandboxpin/sandboxpin/remedy"
+	"github.com/sandboxpin/sandboxpin/rollout"
+)
+
+// The cluster's side of the rollout, in memory: one halt and one lock
+// that the fixers of several nodes share.
+type (
+	fakeHalt struct {
+		mu     sync.Mutex
+		reason string
+	}
+	fakeLock struct {
+		sem      chan struct{}
+		mu       sync.Mutex
+		acquired []string // the holders, in order
+		holder   string
+	}
+	fakeGates     struct{ reason string }
+	fakePublisher struct {
+		mu       sync.Mutex
+		statuses []rollout.Status
+	}
+	fakeRestarter struct {
+		mu       sync.Mutex
+		restarts [][]string
+		err      error
+		after    func(units []string) // the units coming back
+	}
+)
+
+func (h *fakeHalt) Get(context.Context) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.reason, nil
+}
+
+func (h *fakeHalt) Set(_ context.Context, reason string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.reason == "" {
+		h.reason = reason
+	}
+	return nil
+}
+
+func newFakeLock() *fakeLock { return &fakeLock{sem: make(chan struct{}, 1)} }
+
+// Acquire takes the lock for the node its fixer names (set by the test
+// through holder's key, the identity).
+func (l *fakeLock) acquire(id string) func(context.Context) (context.Context, func(context.Context) error, error) {
+	return func(ctx context.Context) (context.Context, func(context.Context) error, error) {
+		select {
+		case l.sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		l.mu.Lock()
+		l.holder, l.acquired = id, append(l.acquired, id)
+		l.mu.Unlock()
+		held, cancel := context.WithCancel(ctx)
+		var once sync.Once
+		return held, func(context.Context) error {
+			once.Do(func() {
+				cancel()
+				l.mu.Lock()
+				l.holder = ""
+				l.mu.Unlock()
+				<-l.sem
+			})
+			return nil
+		}, nil
+	}
+}
+
+type lockFunc func(context.Context) (context.Context, func(context.Context) error, error)
+
+func (f lockFunc) Acquire(ctx context.Context) (context.Context, func(context.Context) error, error) {
+	return f(ctx)
+}
+
+func (g fakeGates) Check(context.Context) (string, error) { return g.reason, nil }
+
+func (p *fakePublisher) Publish(_ context.Context, s rollout.Status) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.statuses); n == 0 || p.statuses[n-1] != s {
+		p.statuses = append(p.statuses, s)
+	}
+	return nil
+}
+
+func (p *fakePublisher) states() []rollout.State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []rollout.State
+	for _, s := range p.statuses {
+		out = append(out, s.State)
+	}
+	return out
+}
+
+func (p *fakePublisher) last() rollout.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.statuses[len(p.statuses)-1]
+}
+
+func (r *fakeRestarter) Restart(_ context.Context, units ...string) error {
+	r.mu.Lock()
+	r.restarts = append(r.restarts, units)
+	r.mu.Unlock()
+	if r.err != nil {
+		return r.err
+	}
+	if r.after != nil {
+		r.after(units)
+	}
+	return nil
+}
+
+// rolloutNode is one node of a rollout test: its tree, its runtime, its
+// Node, and its fixer.
+type rolloutNode struct {
+	root      string
+	orig      map[string]string
+	rt        *fakecri.Runtime
+	client    *fake.Clientset
+	pub       *fakePublisher
+	restarter *fakeRestarter
+	fx        *fixer
+}
+
+// kubeletDropinNode is the kubelet-flag-dropin sample: kubelet 1.35 with
+// --pod-infra-container-image in a drop-in and kubeadm's config, its
+// containerd 2.4.2 storing and pinning the sandbox image. The plan edits
+// both files and restarts kubelet.service.
+func newRolloutNode(t *testing.T, name, sample string, write bool, halt *fakeHalt, lock *fakeLock, images ...*runtimeapi.Image) *rolloutNode {
+	t.Helper()
+	rn := &rolloutNode{root: copyNode(t, filepath.Join(sampleNodes, sample)), pub: &fakePublisher{}}
+	rn.orig = nodeFiles(t, rn.root)
+	rn.rt = &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "v2.4.2", Images: images}
+	n := &nodeFlags{root: rn.root, endpoint: "unix://" + fakecri.Serve(t, rn.rt)}
+	if sample == "kubelet-flag-dropin" {
+		n.kubeletVersion, n.kubeadmConfig = "1.35.0", "/etc/kubernetes/kubeadm.yaml"
+	}
+	if sample == "containerd-1.7-alias" {
+		rn.rt.RuntimeVersion = "v1.7.20"
+	}
+	rn.client = fake.NewClientset(&corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+			LastHeartbeatTime: metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))}}},
+	})
+	// The kubelet comes back: its Node's heartbeat after the restart.
+	rn.restarter = &fakeRestarter{after: func(units []string) {
+		for _, u := range units {
+			if u != "kubelet.service" {
+				continue
+			}
+			node, err := rn.client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+			if assert.NoError(t, err) {
+				node.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(time.Now().Add(2 * time.Second).Truncate(time.Second))
+				_, err = rn.client.CoreV1().Nodes().UpdateStatus(context.Background(), node, metav1.UpdateOptions{})
+				assert.NoError(t, err)
+			}
+		}
+	}}
+	fx := newFixer(n, name, write, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	fx.client, fx.publisher, fx.halt, fx.lock, fx.gates, fx.restarter = rn.client, rn.pub, halt, lockFunc(lock.acquire(name)), fakeGates{}, rn.restarter
+	fx.liftHalt = "kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-"
+	fx.checkTimeout, fx.poll = 2*time.Second, 10*time.Millisecond
+	rn.fx = fx
+	return rn
+}
+
+// pausePinned is the sandbox image of kubelet-flag-dropin, stored and
+// pinned by its runtime.
+func pausePinned() *runtimeapi.Image {
+	return &runtimeapi.Image{Id: "sha256:" + hexID, RepoTags: []string{"registry.k8s.io/pause:3.10.2"}, Pinned: true}
+}
+
+func TestRolloutPlanMode(t *testing.T) {
+	t.Parallel()
+	lock := newFakeLock()
+	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", false, &fakeHalt{}, lock, pausePinned())
+	require.NoError(t, rn.fx.pass(t.Context()))
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, rn.orig, nodeFiles(t, rn.root), "plan mode wrote")
+	assert.Equal(t, []rollout.State{rollout.StatePending}, rn.pub.states())
+	s := rn.pub.last()
+	assert.Equal(t, "edit /etc/systemd/system/kubelet.service.d/20-sandbox.conf, /etc/kubernetes/kubeadm.yaml; then restart kubelet.service", s.Plan)
+	assert.Regexp(t, "^sha256:[0-9a-f]{64}$", s.Digest)
+	assert.Empty(t, lock.acquired)
+	assert.Empty(t, rn.restarter.restarts)
+	m := rn.fx.metrics
+	assert.InDelta(t, 1, testutil.ToFloat64(m.pending), 0)
+	assert.InDelta(t, 1, testutil.ToFloat64(m.state.WithLabelValues("pending")), 0)
+	assert.InDelta(t, 0, testutil.ToFloat64(m.state.WithLabelValues("none")), 0)
+
+	// The same plan on another node has the same digest.
+	other := newRolloutNode(t, "node-b", "kubelet-flag-dropin", false, &fakeHalt{}, lock, pausePinned())
+	require.NoError(t, other.fx.pass(t.Context()))
+	assert.Equal(t, s.Digest, other.pub.last().Digest)
+}
+
+func TestRolloutWriteMode(t *testing.T) {
+	t.Parallel()
+	lock := newFakeLock()
+	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, &fakeHalt{}, lock, pausePinned())
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting,
+		rollout.StateChecking, rollout.StateDone}, rn.pub.states())
+	assert.Equal(t, [][]string{{"kubelet.service"}}, rn.restarter.restarts)
+	after := nodeFiles(t, rn.root)
+	for _, p := range []string{"/etc/systemd/system/kubelet.service.d/20-sandbox.conf", "/etc/kubernetes/kubeadm.yaml"} {
+		assert.NotEqual(t, rn.orig[p], after[p], p)
+		assert.NotContains(t, after[p], "pod-infra-container-image", p)
+	}
+	assert.Equal(t, []string{"node-a"}, lock.acquired)
+	assert.Empty(t, lock.holder, "the lock is released")
+	m := rn.fx.metrics
+	assert.InDelta(t, 1, testutil.ToFloat64(m.runs.WithLabelValues("done")), 0)
+	assert.InDelta(t, 0, testutil.ToFloat64(m.runs.WithLabelValues("failed")), 0)
+	assert.InDelta(t, 0, testutil.ToFloat64(m.lockHeld), 0)
+	assert.InDelta(t, 1, testutil.ToFloat64(m.state.WithLabelValues("done")), 0)
+	assert.InDelta(t, 0, testutil.ToFloat64(m.pending), 0)
+
+	// The next pass finds nothing to change: done stays, nothing written.
+	written := nodeFiles(t, rn.root)
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, rollout.StateDone, rn.pub.last().State)
+	assert.Equal(t, written, nodeFiles(t, rn.root))
+	assert.Len(t, rn.restarter.restarts, 1)
+}
+
+// TestRolloutFailure: the audit after the restart never says protected: the originals come back byte for
+// byte, the unit is restarted again, the node is failed and the rollout
+// halted; another node then writes nothing, and says the halt and how to
+// lift it.
+func TestRolloutFailure(t *testing.T) {
+	t.Parallel()
+	halt, lock := &fakeHalt{}, newFakeLock()
+	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, halt, lock, pausePinned())
+	rn.fx.checkTimeout = 200 * time.Millisecond
+	rn.fx.audit = func(context.Context) nodeAudit {
+		return nodeAudit{Err: errors.New("the runtime no longer pins registry.k8s.io/pause:3.10.2")}
+	}
+	err := rn.fx.pass(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, rn.orig, withoutBackups(nodeFiles(t, rn.root)), "the originals are not back")
+	assert.Equal(t, [][]string{{"kubelet.service"}, {"kubelet.service"}}, rn.restarter.restarts)
+	s := rn.pub.last()
+	assert.Equal(t, rollout.StateFailed, s.State)
+	assert.Contains(t, s.Message, "not back within 200ms")
+	assert.Contains(t, s.Message, "the originals are restored and kubelet.service restarted")
+	reason, _ := halt.Get(t.Context())
+	assert.True(t, strings.HasPrefix(reason, "node node-a: not back within"), reason)
+	m := rn.fx.metrics
+	assert.InDelta(t, 1, testutil.ToFloat64(m.runs.WithLabelValues("failed")), 0)
+	assert.InDelta(t, 1, testutil.ToFloat64(m.halted), 0)
+	assert.Empty(t, lock.holder, "the lock is released")
+
+	// The failed node stays failed; it writes nothing more.
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, rollout.StateFailed, rn.pub.last().State)
+	assert.Len(t, rn.restarter.restarts, 2)
+
+	// Another node: halted, nothing written, no lock taken.
+	other := newRolloutNode(t, "node-b", "kubelet-flag-dropin", true, halt, lock, pausePinned())
+	require.NoError(t, other.fx.pass(t.Context()))
+	assert.Equal(t, other.orig, nodeFiles(t, other.root))
+	s = other.pub.last()
+	assert.Equal(t, rollout.StateHalted, s.State)
+	assert.Contains(t, s.Message, reason)
+	assert.Contains(t, s.Message, "kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-")
+	assert.Equal(t, []string{"node-a"}, lock.acquired)
+	assert.Empty(t, other.restarter.restarts)
+	assert.InDelta(t, 1, testutil.ToFloat64(other.fx.metrics.halted), 0)
+}
+
+// withoutBackups returns files without those under the backup directory.
+func withoutBackups(files map[string]string) map[string]string {
+	for p := range files {
+		if strings.HasPrefix(p, remedy.DefaultBackupDir+"/") {
+			delete(files, p)
+		}
+	}
+	return files
+}
+
+func TestRolloutRestartFails(t *testing.T) {
+	t.Parallel()
+	halt := &fakeHalt{}
+	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, halt, newFakeLock(), pausePinned())
+	rn.restarter.err = errors.New("Job for kubelet.service failed")
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, rollout.StateFailed, rn.pub.last().State)
+	assert.Contains(t, rn.pub.last().Message, "restarting kubelet.service: Job for kubelet.service failed")
+	reason, _ := halt.Get(t.Context())
+	assert.NotEmpty(t, reason)
+}
+
+// TestRolloutNotWritten: a closed gate, and steps no edit answers: the
+// node writes nothing and says why.
+func TestRolloutNotWritten(t *testing.T) {
+	t.Parallel()
+	lock := newFakeLock()
+	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, &fakeHalt{}, lock, pausePinned())
+	rn.fx.gates = fakeGates{reason: "alert KubeNodeNotReady firing"}
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, []rollout.State{rollout.StateWaiting, rollout.StateBlocked}, rn.pub.states())
+	assert.Equal(t, "alert KubeNodeNotReady firing", rn.pub.last().Message)
+	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
+	assert.Empty(t, lock.holder, "the lock is released")
+	assert.Empty(t, rn.restarter.restarts)
+
+	// containerd 1.7: the image stored before the edit needs a label,
+	// which is for a person: nothing is written, the lock not taken.
+	rn = newRolloutNode(t, "node-b", "containerd-1.7-alias", true, &fakeHalt{}, lock,
+		&runtimeapi.Image{Id: "sha256:" + hexID, RepoTags: []string{"registry.k8s.io/pause:3.9"}})
+	require.NoError(t, rn.fx.pass(t.Context()))
+	s := rn.pub.last()
+	assert.Equal(t, rollout.StateByHand, s.State)
+	assert.Contains(t, s.Message, "steps for a person: 1. label: containerd v1.7.20 reports pinned")
+	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
+	assert.Equal(t, []string{"node-a"}, lock.acquired)
+	assert.InDelta(t, 1, testutil.ToFloat64(rn.fx.metrics.byHand), 0)
+}
+
+func TestRolloutMetricsServe(t *testing.T) {
+	t.Parallel()
+	m := newFixMetrics()
+	m.setState(rollout.StateWaiting)
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	stop := serveFixMetrics(t.Context(), ln, m.reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer stop()
+	body := get(t, "http://"+ln.Addr().String()+"/metrics")
+	for _, want := range []string{
+		"sandboxpin_fix_pending 0", "sandboxpin_fix_by_hand 0", `sandboxpin_fix_state{state="waiting"} 1`,
+		`sandboxpin_fix_state{state="done"} 0`, "sandboxpin_fix_state_since_timestamp_seconds 0", "sandboxpin_fix_halted 0",
+		"sandboxpin_fix_lock_held 0", `sandboxpin_fix_runs_total{outcome="done"} 0`, `sandboxpin_fix_runs_total{outcome="failed"} 0`,
+	} {
+		assert.Contains(t, body, want)
+	}
+	assert.Equal(t, "ok\n", get(t, "http://"+ln.Addr().String()+"/healthz"))
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestRolloutFlags(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mode", "apply", "--node", "a"}, `--mode "apply": plan or write`},
+		{[]string{"--node", ""}, "--node is empty"},
+		{[]string{"--node", "a", "--blocking-alerts", "("}, "--blocking-alerts: error parsing regexp"},
+		{[]string{"--node", "a", "--time-zone", "Mars/Olympus"}, "--time-zone: unknown time zone Mars/Olympus"},
+		{[]string{"--node", "a", "--concurrency", "0"}, "--concurrency 0: at least 1"},
+		{[]string{"--node", "a", "--interval", "0s"}, "must be positive"},
+		{[]string{"--node", "a", "--kubeconfig", "/nonexistent/kubeconfig"}, "the cluster's config"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, _, errOut := runCmd(t, append([]string{"rollout"}, tt.args...)...)
+			assert.Equal(t, exitError, code)
+			assert.Contains(t, errOut, tt.want)
+		})
+	}
+}
