@@ -71,7 +71,7 @@ func newRolloutCmd(ctx context.Context) *cobra.Command {
 			"annotation on the Lease) until a person lifts it:\n\n" +
 			"  kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-\n\n" +
 			"It keeps running, publishing and serving metrics, whatever happens; --once runs one pass and\n" +
-			"exits (2 on error).",
+			"exits: 0, or 1 when the fix failed (restored, the rollout halted), 2 on error.",
 		Example: "  sandboxpin rollout --root /host --node \"$NODE_NAME\"                 # plan mode: publish only\n" +
 			"  sandboxpin rollout --root /host --mode write --window 02:00-05:00 \\\n" +
 			"      --prometheus-url http://prometheus.monitoring:9090",
@@ -110,6 +110,9 @@ func newRolloutCmd(ctx context.Context) *cobra.Command {
 		defer stop()
 		if err := fx.loop(ctx, cfg.interval, cfg.once); err != nil {
 			return fail(exitError, "%v", err)
+		}
+		if fx.failures > 0 {
+			return exit(exitCheck)
 		}
 		return nil
 	}
@@ -216,8 +219,10 @@ type fixer struct {
 
 	restartTimeout, checkTimeout, poll time.Duration
 
-	metrics *fixMetrics
-	state   rollout.State // the state last published
+	metrics  *fixMetrics
+	state    rollout.State // the state last published
+	canPull  bool          // the last plan's pulls can be done through CRI
+	failures int           // passes that ended failed
 }
 
 // newFixer returns the fixer of the node n names, with the defaults of
@@ -284,6 +289,10 @@ func (fx *fixer) pass(ctx context.Context) error {
 		return err
 	}
 	held, release, err := fx.lock.Acquire(ctx)
+	if errors.Is(err, rollout.ErrHalted) {
+		_, err = fx.halted(ctx, p)
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("the lock: %w", err)
 	}
@@ -326,7 +335,8 @@ func (fx *fixer) planned(ctx context.Context) (*remedy.Plan, bool, error) {
 	if client != nil {
 		_ = client.Close()
 	}
-	return p, client != nil, err
+	fx.canPull = client != nil
+	return p, fx.canPull, err
 }
 
 // judge returns the state of a plan that is not rolled out (none or
@@ -339,7 +349,7 @@ func (fx *fixer) judge(p *remedy.Plan, canPull bool) (rollout.State, bool) {
 		return fx.state, true // the outcome stays in view
 	case p.Empty():
 		return rollout.StateNone, true
-	case len(byHand(p, canPull)) > 0 || len(p.Edits) == 0:
+	case len(byHand(p, canPull)) > 0:
 		fx.metrics.byHand.Set(1)
 		return rollout.StateByHand, true
 	}
@@ -404,16 +414,14 @@ func (fx *fixer) roll(ctx, parent context.Context) error {
 		return fx.failed(parent, p, nil, err.Error())
 	}
 	units := restartUnits(p)
-	if err := fx.publish(ctx, rollout.StateRestarting, p); err != nil {
-		return fx.failed(parent, p, units, err.Error())
+	if len(units) > 0 {
+		fx.publishOrLog(ctx, rollout.StateRestarting, p)
 	}
 	restarted := fx.now()
 	if err := fx.restart(ctx, units); err != nil {
 		return fx.failed(parent, p, units, err.Error())
 	}
-	if err := fx.publish(ctx, rollout.StateChecking, p); err != nil {
-		return fx.failed(parent, p, units, err.Error())
-	}
+	fx.publishOrLog(ctx, rollout.StateChecking, p)
 	if err := fx.check(ctx, restarted, slices.Contains(units, "kubelet.service")); err != nil {
 		return fx.failed(parent, p, units, err.Error())
 	}
@@ -492,6 +500,9 @@ func (fx *fixer) check(ctx context.Context, restarted time.Time, kubelet bool) e
 		}
 		select {
 		case <-ctx.Done():
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("stopped while checking (%w): %s", ctx.Err(), why)
+			}
 			return fmt.Errorf("not back within %s: %s", fx.checkTimeout, why)
 		case <-time.After(fx.poll):
 		}
@@ -503,10 +514,8 @@ func (fx *fixer) checkOnce(ctx context.Context, restarted time.Time, kubelet boo
 	if err := fx.runtimeUp(ctx); err != nil {
 		return "the runtime does not answer: " + err.Error()
 	}
-	if kubelet {
-		if why := fx.nodeBack(ctx, restarted); why != "" {
-			return why
-		}
+	if why := fx.nodeBack(ctx, restarted, kubelet); why != "" {
+		return why
 	}
 	a := fx.audit(ctx)
 	switch {
@@ -518,13 +527,13 @@ func (fx *fixer) checkOnce(ctx context.Context, restarted time.Time, kubelet boo
 	return ""
 }
 
-// nodeBack says why the Node is not Ready with a heartbeat after
-// restarted, "" when it is. A restarted kubelet patches its Node's status
+// nodeBack says why the Node is not Ready (with a heartbeat after
+// restarted, when the kubelet restarted), "" when it is. A restarted kubelet patches its Node's status
 // at once: its first status update finds lastStatusReportTime zero
 // (pkg/kubelet/kubelet_node_status.go, isUpdateStatusPeriodExpired and
 // its caller, at kubernetes v1.37.2), so the Ready condition's
 // lastHeartbeatTime moves past the restart. Heartbeats are whole seconds.
-func (fx *fixer) nodeBack(ctx context.Context, restarted time.Time) string {
+func (fx *fixer) nodeBack(ctx context.Context, restarted time.Time, kubelet bool) string {
 	node, err := fx.client.CoreV1().Nodes().Get(ctx, fx.node, metav1.GetOptions{})
 	if err != nil {
 		return "the Node: " + err.Error()
@@ -536,7 +545,7 @@ func (fx *fixer) nodeBack(ctx context.Context, restarted time.Time) string {
 		switch {
 		case c.Status != corev1.ConditionTrue:
 			return fmt.Sprintf("the Node is not Ready (%s: %s)", c.Reason, c.Message)
-		case !c.LastHeartbeatTime.After(restarted):
+		case kubelet && !c.LastHeartbeatTime.After(restarted):
 			return "the kubelet has not reported since its restart"
 		}
 		return ""
@@ -568,11 +577,19 @@ func (fx *fixer) failed(ctx context.Context, p *remedy.Plan, units []string, rea
 		}
 	}
 	fx.metrics.runs.WithLabelValues("failed").Inc()
+	fx.failures++
 	herr := fx.halt.Set(ctx, fmt.Sprintf("node %s: %s", fx.node, reason))
 	if herr == nil {
 		fx.metrics.halted.Set(1)
 	}
 	return errors.Join(fx.publishStatus(ctx, rollout.StateFailed, p, reason), herr)
+}
+
+// publishOrLog publishes state, logging an error: the write goes on.
+func (fx *fixer) publishOrLog(ctx context.Context, state rollout.State, p *remedy.Plan) {
+	if err := fx.publish(ctx, state, p); err != nil {
+		fx.log.Warn("publish", "err", err)
+	}
 }
 
 // publish publishes state with p's plan and the usual message.
@@ -581,16 +598,13 @@ func (fx *fixer) publish(ctx context.Context, state rollout.State, p *remedy.Pla
 	switch state {
 	case rollout.StateByHand:
 		var steps []string
-		for i, s := range byHand(p, true) {
+		for i, s := range byHand(p, fx.canPull) {
 			steps = append(steps, fmt.Sprintf("%d. %s: %s", i+1, s.Action, s.Message))
 		}
 		if len(p.Edits) > 0 {
 			msg = "nothing written: "
 		}
 		msg += "steps for a person: " + strings.Join(steps, " ")
-		if len(steps) == 0 {
-			msg = "steps for a person: " + summary(p)
-		}
 	case rollout.StatePending:
 		msg = "mode plan: nothing written"
 	case rollout.StateWaiting:

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/remedy"
 	"github.com/sandboxpin/sandboxpin/rollout"
@@ -177,6 +178,9 @@ func newRolloutNode(t *testing.T, name, sample string, write bool, halt *fakeHal
 	})
 	// The kubelet comes back: its Node's heartbeat after the restart.
 	rn.restarter = &fakeRestarter{after: func(units []string) {
+		lock.mu.Lock()
+		assert.Equal(t, name, lock.holder, "a restart without the lock")
+		lock.mu.Unlock()
 		for _, u := range units {
 			if u != "kubelet.service" {
 				continue
@@ -351,6 +355,48 @@ func TestRolloutNotWritten(t *testing.T) {
 	assert.InDelta(t, 1, testutil.ToFloat64(rn.fx.metrics.byHand), 0)
 }
 
+// TestRolloutTwoNodes: two nodes in write mode at once take the lock in
+// turn (each restart happens while its node holds it) and both end done.
+func TestRolloutTwoNodes(t *testing.T) {
+	t.Parallel()
+	halt, lock := &fakeHalt{}, newFakeLock()
+	nodes := []*rolloutNode{
+		newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, halt, lock, pausePinned()),
+		newRolloutNode(t, "node-b", "kubelet-flag-dropin", true, halt, lock, pausePinned()),
+	}
+	var wg sync.WaitGroup
+	for _, rn := range nodes {
+		wg.Go(func() { assert.NoError(t, rn.fx.pass(t.Context())) })
+	}
+	wg.Wait()
+	assert.ElementsMatch(t, []string{"node-a", "node-b"}, lock.acquired)
+	for _, rn := range nodes {
+		assert.Equal(t, rollout.StateDone, rn.pub.last().State)
+		assert.Len(t, rn.restarter.restarts, 1)
+	}
+}
+
+// TestRolloutLoop: the loop plans at once and every interval until its
+// context ends, then returns nil; with once, one pass and its error.
+func TestRolloutLoop(t *testing.T) {
+	t.Parallel()
+	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", false, &fakeHalt{}, newFakeLock(), pausePinned())
+	passes := 0
+	plan := rn.fx.plan
+	ctx, cancel := context.WithCancel(t.Context())
+	rn.fx.plan = func(ctx context.Context) (*remedy.Plan, *cri.Client, error) {
+		if passes++; passes == 3 {
+			cancel()
+		}
+		return plan(ctx)
+	}
+	require.NoError(t, rn.fx.loop(ctx, time.Millisecond, false))
+	assert.Equal(t, 3, passes)
+
+	rn.fx.plan = func(context.Context) (*remedy.Plan, *cri.Client, error) { return nil, nil, errors.New("no runtime") }
+	require.EqualError(t, rn.fx.loop(t.Context(), time.Hour, true), "no runtime")
+}
+
 func TestRolloutMetricsServe(t *testing.T) {
 	t.Parallel()
 	m := newFixMetrics()
@@ -403,4 +449,29 @@ func TestRolloutFlags(t *testing.T) {
 			assert.Contains(t, errOut, tt.want)
 		})
 	}
+}
+
+// TestRolloutPullOnly: a node whose configuration is right but whose
+// sandbox image is absent: the plan is a pull, which the rollout takes
+// through CRI, with no edit and no restart, then audits.
+func TestRolloutPullOnly(t *testing.T) {
+	t.Parallel()
+	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, &fakeHalt{}, newFakeLock())
+	rn.fx.n.kubeletVersion = "1.33.0"
+	stored := &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "v2.4.2", Images: []*runtimeapi.Image{pausePinned()}}
+	storedAt := "unix://" + fakecri.Serve(t, stored)
+	rn.fx.audit = func(ctx context.Context) nodeAudit {
+		n := *rn.fx.n
+		if len(rn.rt.Pulled()) > 0 {
+			n.endpoint = storedAt // the runtime, once it pulled
+		}
+		return auditNode(ctx, &n)
+	}
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, []rollout.State{rollout.StateWaiting, rollout.StateApplying,
+		rollout.StateChecking, rollout.StateDone}, rn.pub.states(), "%+v", rn.pub.statuses)
+	assert.Equal(t, "then pull registry.k8s.io/pause:3.10.2", rn.pub.last().Plan)
+	assert.Equal(t, []string{"registry.k8s.io/pause:3.10.2"}, rn.rt.Pulled())
+	assert.Empty(t, rn.restarter.restarts)
+	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
 }
