@@ -17,8 +17,8 @@ import (
 //
 // A file is restored only while it holds what Apply wrote (Edit.After):
 // else it is another writer's, left as it is, with an error wrapping
-// [ErrChanged] that names it. A created file that is gone already counts
-// as restored. A replaced file gets the original from p.Backup, which must
+// [ErrChanged] that names it (a replaced file that is gone too). A
+// created file that is gone already counts as restored. A replaced file gets the original from p.Backup, which must
 // still hold the bytes the Edit was planned from (Edit.Hash, else
 // [ErrChanged] naming the backup); it is written as Apply writes, to a
 // temporary file with the mode and owner of the file it replaces (Apply
@@ -64,6 +64,8 @@ func restore(root *os.Root, dir, backup string, e *Edit) error {
 	switch {
 	case e.Create && errors.Is(err, fs.ErrNotExist):
 		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return &fs.PathError{Op: "restore", Path: e.Path, Err: fmt.Errorf("%w after it was written: removed", ErrChanged)}
 	case err != nil:
 		return &fs.PathError{Op: "restore", Path: e.Path, Err: unwrap(err)}
 	case !bytes.Equal(cur, e.After):

@@ -57,6 +57,11 @@ func TestRestore(t *testing.T) {
 				}
 				return nil
 			}},
+		{name: "a replaced file removed after Apply", node: "kubelet-flag-dropin", plan: planOf, wantErr: ErrChanged,
+			after: func(t *testing.T, dir string, p *Plan) []string {
+				require.NoError(t, os.Remove(filepath.Join(dir, p.Edits[1].Path)))
+				return []string{p.Edits[1].Path}
+			}},
 		{name: "a backup changed", node: "kubelet-flag-dropin", plan: planOf, wantErr: ErrChanged,
 			after: func(t *testing.T, dir string, p *Plan) []string {
 				appendTo(t, filepath.Join(dir, p.Backup, p.Edits[1].Path), "# changed\n")
