@@ -70,50 +70,6 @@ func (s State) Known() bool {
 // ErrHalted is returned while the rollout is halted.
 var ErrHalted = errors.New("rollout: halted")
 
-// Lock is the cluster-wide lock: Concurrency Leases in Namespace (Name,
-// Name-1, ...), each held by at most one node at a time.
-type Lock struct {
-	Client    kubernetes.Interface
-	Namespace string
-	// Name is the first Lease's name; "" is [DefaultLease].
-	Name string
-	// Identity is the holder's identity (the node's name).
-	Identity string
-	// Concurrency is how many nodes may hold a Lease at once; 0 is 1.
-	Concurrency int
-	// Duration is the Leases' duration; the holder renews at a third of
-	// it. 0 is 30s.
-	Duration time.Duration
-}
-
-// Acquire blocks until it holds one of the Leases (or ctx ends), and keeps
-// renewing it. The returned context ends when the Lease is lost or
-// released; release gives it up (holderIdentity cleared) and is safe to
-// call more than once.
-func (l *Lock) Acquire(ctx context.Context) (held context.Context, release func(context.Context) error, err error) {
-	return nil, nil, errors.New("unimplemented")
-}
-
-// Halt is the rollout's halt: [AnnotationHalted] on the Lease Name in
-// Namespace.
-type Halt struct {
-	Client    kubernetes.Interface
-	Namespace string
-	// Name is the Lease's; "" is [DefaultLease].
-	Name string
-}
-
-// Get returns the halt's reason, "" when the rollout is not halted.
-func (h Halt) Get(ctx context.Context) (string, error) {
-	return "", errors.New("unimplemented")
-}
-
-// Set halts the rollout with reason, creating the Lease when it does not
-// exist. A halt already set is kept (the first failure's reason).
-func (h Halt) Set(ctx context.Context, reason string) error {
-	return errors.New("unimplemented")
-}
-
 // Window is a daily time window, [Start, End) in Location; End before
 // Start spans midnight. The zero Window is always open.
 type Window struct {
