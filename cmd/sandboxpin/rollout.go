@@ -501,7 +501,7 @@ func (fx *fixer) check(ctx context.Context, restarted time.Time, kubelet bool) e
 		select {
 		case <-ctx.Done():
 			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("stopped while checking (%w): %s", ctx.Err(), why)
+				return fmt.Errorf("stopped while checking (%w): %s", context.Cause(ctx), why)
 			}
 			return fmt.Errorf("not back within %s: %s", fx.checkTimeout, why)
 		case <-time.After(fx.poll):

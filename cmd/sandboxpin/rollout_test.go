@@ -16,8 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -27,19 +30,8 @@ import (
 	"github.com/sandboxpin/sandboxpin/rollout"
 )
 
-// The cluster's side of the rollout, in memory: one halt and one lock
-// that the fixers of several nodes share.
+// The cluster's side the rollout package does not give yet, in memory.
 type (
-	fakeHalt struct {
-		mu     sync.Mutex
-		reason string
-	}
-	fakeLock struct {
-		sem      chan struct{}
-		mu       sync.Mutex
-		acquired []string // the holders, in order
-		holder   string
-	}
 	fakeGates     struct{ reason string }
 	fakePublisher struct {
 		mu       sync.Mutex
@@ -53,54 +45,54 @@ type (
 	}
 )
 
-func (h *fakeHalt) Get(context.Context) (string, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.reason, nil
+// testCluster is client-go's fake clientset, with the Leases of the
+// rollout's Lock and Halt in namespace sandboxpin.
+type testCluster struct{ *fake.Clientset }
+
+func newTestCluster() testCluster { return testCluster{fake.NewClientset()} }
+
+func (c testCluster) lock(node string) *rollout.Lock {
+	return &rollout.Lock{Client: c, Namespace: "sandboxpin", Identity: node, Duration: 600 * time.Millisecond}
 }
 
-func (h *fakeHalt) Set(_ context.Context, reason string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.reason == "" {
-		h.reason = reason
+func (c testCluster) halt() rollout.Halt { return rollout.Halt{Client: c, Namespace: "sandboxpin"} }
+
+// holder is the first Lease's holder now.
+func (c testCluster) holder(t *testing.T) string {
+	t.Helper()
+	l, err := c.CoordinationV1().Leases("sandboxpin").Get(context.Background(), rollout.DefaultLease, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return ""
 	}
-	return nil
+	require.NoError(t, err)
+	return ptrOr(l.Spec.HolderIdentity)
 }
 
-func newFakeLock() *fakeLock { return &fakeLock{sem: make(chan struct{}, 1)} }
-
-// Acquire takes the lock for the node its fixer names (set by the test
-// through holder's key, the identity).
-func (l *fakeLock) acquire(id string) func(context.Context) (context.Context, func(context.Context) error, error) {
-	return func(ctx context.Context) (context.Context, func(context.Context) error, error) {
-		select {
-		case l.sem <- struct{}{}:
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+// holders are the holders the Leases were given, in order (each time a
+// node took one).
+func (c testCluster) holders() []string {
+	var out []string
+	for _, a := range c.Actions() {
+		if a.GetResource().Resource != "leases" || (a.GetVerb() != "create" && a.GetVerb() != "update") {
+			continue
 		}
-		l.mu.Lock()
-		l.holder, l.acquired = id, append(l.acquired, id)
-		l.mu.Unlock()
-		held, cancel := context.WithCancel(ctx)
-		var once sync.Once
-		return held, func(context.Context) error {
-			once.Do(func() {
-				cancel()
-				l.mu.Lock()
-				l.holder = ""
-				l.mu.Unlock()
-				<-l.sem
-			})
-			return nil
-		}, nil
+		l, ok := a.(interface{ GetObject() runtime.Object }).GetObject().(*coordinationv1.Lease)
+		if !ok {
+			continue
+		}
+		h := ptrOr(l.Spec.HolderIdentity)
+		if h != "" && (len(out) == 0 || out[len(out)-1] != h) {
+			out = append(out, h)
+		}
 	}
+	return out
 }
 
-type lockFunc func(context.Context) (context.Context, func(context.Context) error, error)
-
-func (f lockFunc) Acquire(ctx context.Context) (context.Context, func(context.Context) error, error) {
-	return f(ctx)
+func ptrOr(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 func (g fakeGates) Check(context.Context) (string, error) { return g.reason, nil }
@@ -149,7 +141,7 @@ type rolloutNode struct {
 	root      string
 	orig      map[string]string
 	rt        *fakecri.Runtime
-	client    *fake.Clientset
+	cluster   testCluster
 	pub       *fakePublisher
 	restarter *fakeRestarter
 	fx        *fixer
@@ -159,7 +151,7 @@ type rolloutNode struct {
 // --pod-infra-container-image in a drop-in and kubeadm's config, its
 // containerd 2.4.2 storing and pinning the sandbox image. The plan edits
 // both files and restarts kubelet.service.
-func newRolloutNode(t *testing.T, name, sample string, write bool, halt *fakeHalt, lock *fakeLock, images ...*runtimeapi.Image) *rolloutNode {
+func newRolloutNode(t *testing.T, c testCluster, name, sample string, write bool, images ...*runtimeapi.Image) *rolloutNode {
 	t.Helper()
 	rn := &rolloutNode{root: copyNode(t, filepath.Join(sampleNodes, sample)), pub: &fakePublisher{}}
 	rn.orig = nodeFiles(t, rn.root)
@@ -171,30 +163,30 @@ func newRolloutNode(t *testing.T, name, sample string, write bool, halt *fakeHal
 	if sample == "containerd-1.7-alias" {
 		rn.rt.RuntimeVersion = "v1.7.20"
 	}
-	rn.client = fake.NewClientset(&corev1.Node{
+	rn.cluster = c
+	_, err := c.CoreV1().Nodes().Create(context.Background(), &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
 			LastHeartbeatTime: metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))}}},
-	})
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
 	// The kubelet comes back: its Node's heartbeat after the restart.
 	rn.restarter = &fakeRestarter{after: func(units []string) {
-		lock.mu.Lock()
-		assert.Equal(t, name, lock.holder, "a restart without the lock")
-		lock.mu.Unlock()
+		assert.Equal(t, name, c.holder(t), "a restart without the lock")
 		for _, u := range units {
 			if u != "kubelet.service" {
 				continue
 			}
-			node, err := rn.client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+			node, err := c.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
 			if assert.NoError(t, err) {
 				node.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(time.Now().Add(2 * time.Second).Truncate(time.Second))
-				_, err = rn.client.CoreV1().Nodes().UpdateStatus(context.Background(), node, metav1.UpdateOptions{})
+				_, err = c.CoreV1().Nodes().UpdateStatus(context.Background(), node, metav1.UpdateOptions{})
 				assert.NoError(t, err)
 			}
 		}
 	}}
 	fx := newFixer(n, name, write, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	fx.client, fx.publisher, fx.halt, fx.lock, fx.gates, fx.restarter = rn.client, rn.pub, halt, lockFunc(lock.acquire(name)), fakeGates{}, rn.restarter
+	fx.client, fx.publisher, fx.halt, fx.lock, fx.gates, fx.restarter = c, rn.pub, c.halt(), c.lock(name), fakeGates{}, rn.restarter
 	fx.liftHalt = "kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-"
 	fx.checkTimeout, fx.poll = 2*time.Second, 10*time.Millisecond
 	rn.fx = fx
@@ -209,8 +201,8 @@ func pausePinned() *runtimeapi.Image {
 
 func TestRolloutPlanMode(t *testing.T) {
 	t.Parallel()
-	lock := newFakeLock()
-	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", false, &fakeHalt{}, lock, pausePinned())
+	c := newTestCluster()
+	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", false, pausePinned())
 	require.NoError(t, rn.fx.pass(t.Context()))
 	require.NoError(t, rn.fx.pass(t.Context()))
 	assert.Equal(t, rn.orig, nodeFiles(t, rn.root), "plan mode wrote")
@@ -218,7 +210,7 @@ func TestRolloutPlanMode(t *testing.T) {
 	s := rn.pub.last()
 	assert.Equal(t, "edit /etc/systemd/system/kubelet.service.d/20-sandbox.conf, /etc/kubernetes/kubeadm.yaml; then restart kubelet.service", s.Plan)
 	assert.Regexp(t, "^sha256:[0-9a-f]{64}$", s.Digest)
-	assert.Empty(t, lock.acquired)
+	assert.Empty(t, c.holders())
 	assert.Empty(t, rn.restarter.restarts)
 	m := rn.fx.metrics
 	assert.InDelta(t, 1, testutil.ToFloat64(m.pending), 0)
@@ -226,15 +218,15 @@ func TestRolloutPlanMode(t *testing.T) {
 	assert.InDelta(t, 0, testutil.ToFloat64(m.state.WithLabelValues("none")), 0)
 
 	// The same plan on another node has the same digest.
-	other := newRolloutNode(t, "node-b", "kubelet-flag-dropin", false, &fakeHalt{}, lock, pausePinned())
+	other := newRolloutNode(t, c, "node-b", "kubelet-flag-dropin", false, pausePinned())
 	require.NoError(t, other.fx.pass(t.Context()))
 	assert.Equal(t, s.Digest, other.pub.last().Digest)
 }
 
 func TestRolloutWriteMode(t *testing.T) {
 	t.Parallel()
-	lock := newFakeLock()
-	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, &fakeHalt{}, lock, pausePinned())
+	c := newTestCluster()
+	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
 	require.NoError(t, rn.fx.pass(t.Context()))
 	assert.Equal(t, []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting,
 		rollout.StateChecking, rollout.StateDone}, rn.pub.states())
@@ -244,8 +236,8 @@ func TestRolloutWriteMode(t *testing.T) {
 		assert.NotEqual(t, rn.orig[p], after[p], p)
 		assert.NotContains(t, after[p], "pod-infra-container-image", p)
 	}
-	assert.Equal(t, []string{"node-a"}, lock.acquired)
-	assert.Empty(t, lock.holder, "the lock is released")
+	assert.Equal(t, []string{"node-a"}, c.holders())
+	assert.Empty(t, c.holder(t), "the lock is released")
 	m := rn.fx.metrics
 	assert.InDelta(t, 1, testutil.ToFloat64(m.runs.WithLabelValues("done")), 0)
 	assert.InDelta(t, 0, testutil.ToFloat64(m.runs.WithLabelValues("failed")), 0)
@@ -267,8 +259,8 @@ func TestRolloutWriteMode(t *testing.T) {
 // lift it.
 func TestRolloutFailure(t *testing.T) {
 	t.Parallel()
-	halt, lock := &fakeHalt{}, newFakeLock()
-	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, halt, lock, pausePinned())
+	c := newTestCluster()
+	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
 	rn.fx.checkTimeout = 200 * time.Millisecond
 	rn.fx.audit = func(context.Context) nodeAudit {
 		return nodeAudit{Err: errors.New("the runtime no longer pins registry.k8s.io/pause:3.10.2")}
@@ -281,12 +273,13 @@ func TestRolloutFailure(t *testing.T) {
 	assert.Equal(t, rollout.StateFailed, s.State)
 	assert.Contains(t, s.Message, "not back within 200ms")
 	assert.Contains(t, s.Message, "the originals are restored and kubelet.service restarted")
-	reason, _ := halt.Get(t.Context())
+	reason, err := c.halt().Get(t.Context())
+	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(reason, "node node-a: not back within"), reason)
 	m := rn.fx.metrics
 	assert.InDelta(t, 1, testutil.ToFloat64(m.runs.WithLabelValues("failed")), 0)
 	assert.InDelta(t, 1, testutil.ToFloat64(m.halted), 0)
-	assert.Empty(t, lock.holder, "the lock is released")
+	assert.Empty(t, c.holder(t), "the lock is released")
 
 	// The failed node stays failed; it writes nothing more.
 	require.NoError(t, rn.fx.pass(t.Context()))
@@ -294,14 +287,14 @@ func TestRolloutFailure(t *testing.T) {
 	assert.Len(t, rn.restarter.restarts, 2)
 
 	// Another node: halted, nothing written, no lock taken.
-	other := newRolloutNode(t, "node-b", "kubelet-flag-dropin", true, halt, lock, pausePinned())
+	other := newRolloutNode(t, c, "node-b", "kubelet-flag-dropin", true, pausePinned())
 	require.NoError(t, other.fx.pass(t.Context()))
 	assert.Equal(t, other.orig, nodeFiles(t, other.root))
 	s = other.pub.last()
 	assert.Equal(t, rollout.StateHalted, s.State)
 	assert.Contains(t, s.Message, reason)
 	assert.Contains(t, s.Message, "kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-")
-	assert.Equal(t, []string{"node-a"}, lock.acquired)
+	assert.Equal(t, []string{"node-a"}, c.holders(), "node-b took the lock")
 	assert.Empty(t, other.restarter.restarts)
 	assert.InDelta(t, 1, testutil.ToFloat64(other.fx.metrics.halted), 0)
 }
@@ -318,40 +311,41 @@ func withoutBackups(files map[string]string) map[string]string {
 
 func TestRolloutRestartFails(t *testing.T) {
 	t.Parallel()
-	halt := &fakeHalt{}
-	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, halt, newFakeLock(), pausePinned())
+	c := newTestCluster()
+	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
 	rn.restarter.err = errors.New("Job for kubelet.service failed")
 	require.NoError(t, rn.fx.pass(t.Context()))
 	assert.Equal(t, rollout.StateFailed, rn.pub.last().State)
 	assert.Contains(t, rn.pub.last().Message, "restarting kubelet.service: Job for kubelet.service failed")
-	reason, _ := halt.Get(t.Context())
-	assert.NotEmpty(t, reason)
+	reason, err := c.halt().Get(t.Context())
+	require.NoError(t, err)
+	assert.Contains(t, reason, "node node-a: restarting kubelet.service")
 }
 
 // TestRolloutNotWritten: a closed gate, and steps no edit answers: the
 // node writes nothing and says why.
 func TestRolloutNotWritten(t *testing.T) {
 	t.Parallel()
-	lock := newFakeLock()
-	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, &fakeHalt{}, lock, pausePinned())
+	c := newTestCluster()
+	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
 	rn.fx.gates = fakeGates{reason: "alert KubeNodeNotReady firing"}
 	require.NoError(t, rn.fx.pass(t.Context()))
 	assert.Equal(t, []rollout.State{rollout.StateWaiting, rollout.StateBlocked}, rn.pub.states())
 	assert.Equal(t, "alert KubeNodeNotReady firing", rn.pub.last().Message)
 	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
-	assert.Empty(t, lock.holder, "the lock is released")
+	assert.Empty(t, c.holder(t), "the lock is released")
 	assert.Empty(t, rn.restarter.restarts)
 
 	// containerd 1.7: the image stored before the edit needs a label,
 	// which is for a person: nothing is written, the lock not taken.
-	rn = newRolloutNode(t, "node-b", "containerd-1.7-alias", true, &fakeHalt{}, lock,
+	rn = newRolloutNode(t, c, "node-b", "containerd-1.7-alias", true,
 		&runtimeapi.Image{Id: "sha256:" + hexID, RepoTags: []string{"registry.k8s.io/pause:3.9"}})
 	require.NoError(t, rn.fx.pass(t.Context()))
 	s := rn.pub.last()
 	assert.Equal(t, rollout.StateByHand, s.State)
 	assert.Contains(t, s.Message, "steps for a person: 1. label: containerd v1.7.20 reports pinned")
 	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
-	assert.Equal(t, []string{"node-a"}, lock.acquired)
+	assert.Equal(t, []string{"node-a"}, c.holders())
 	assert.InDelta(t, 1, testutil.ToFloat64(rn.fx.metrics.byHand), 0)
 }
 
@@ -359,17 +353,17 @@ func TestRolloutNotWritten(t *testing.T) {
 // turn (each restart happens while its node holds it) and both end done.
 func TestRolloutTwoNodes(t *testing.T) {
 	t.Parallel()
-	halt, lock := &fakeHalt{}, newFakeLock()
+	c := newTestCluster()
 	nodes := []*rolloutNode{
-		newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, halt, lock, pausePinned()),
-		newRolloutNode(t, "node-b", "kubelet-flag-dropin", true, halt, lock, pausePinned()),
+		newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned()),
+		newRolloutNode(t, c, "node-b", "kubelet-flag-dropin", true, pausePinned()),
 	}
 	var wg sync.WaitGroup
 	for _, rn := range nodes {
 		wg.Go(func() { assert.NoError(t, rn.fx.pass(t.Context())) })
 	}
 	wg.Wait()
-	assert.ElementsMatch(t, []string{"node-a", "node-b"}, lock.acquired)
+	assert.ElementsMatch(t, []string{"node-a", "node-b"}, c.holders())
 	for _, rn := range nodes {
 		assert.Equal(t, rollout.StateDone, rn.pub.last().State)
 		assert.Len(t, rn.restarter.restarts, 1)
@@ -380,7 +374,7 @@ func TestRolloutTwoNodes(t *testing.T) {
 // context ends, then returns nil; with once, one pass and its error.
 func TestRolloutLoop(t *testing.T) {
 	t.Parallel()
-	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", false, &fakeHalt{}, newFakeLock(), pausePinned())
+	rn := newRolloutNode(t, newTestCluster(), "node-a", "kubelet-flag-dropin", false, pausePinned())
 	passes := 0
 	plan := rn.fx.plan
 	ctx, cancel := context.WithCancel(t.Context())
@@ -456,7 +450,7 @@ func TestRolloutFlags(t *testing.T) {
 // through CRI, with no edit and no restart, then audits.
 func TestRolloutPullOnly(t *testing.T) {
 	t.Parallel()
-	rn := newRolloutNode(t, "node-a", "kubelet-flag-dropin", true, &fakeHalt{}, newFakeLock())
+	rn := newRolloutNode(t, newTestCluster(), "node-a", "kubelet-flag-dropin", true)
 	rn.fx.n.kubeletVersion = "1.33.0"
 	stored := &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "v2.4.2", Images: []*runtimeapi.Image{pausePinned()}}
 	storedAt := "unix://" + fakecri.Serve(t, stored)
