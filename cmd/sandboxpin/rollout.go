@@ -79,6 +79,7 @@ func newRolloutCmd(ctx context.Context) *cobra.Command {
 	}
 	f := c.Flags()
 	cfg.n.register(f, true)
+	f.Lookup("kubelet-version").Usage += " (default: the version the Node reports)"
 	f.StringVar(&cfg.mode, "mode", "plan", "`MODE`: plan (publish the plan, write nothing) or write (roll the fix out)")
 	f.StringVar(&cfg.node, "node", os.Getenv("NODE_NAME"), "this node's `NAME` (default $NODE_NAME)")
 	f.StringVar(&cfg.namespace, "namespace", cmp.Or(os.Getenv("POD_NAMESPACE"), "sandboxpin"), "the `NAMESPACE` of the Leases (default $POD_NAMESPACE, else sandboxpin)")
@@ -165,6 +166,7 @@ func (cfg *rolloutConfig) fixer(stderr io.Writer) (*fixer, error) {
 	}
 	fx := newFixer(&cfg.n, cfg.node, cfg.mode == "write", slog.New(slog.NewTextHandler(stderr, nil)))
 	fx.client = client
+	fx.kubeletFromNode = cfg.n.kubeletVersion == ""
 	fx.backupDir = cfg.backupDir
 	fx.liftHalt = fmt.Sprintf("kubectl -n %s annotate lease %s %s-", cfg.namespace, cfg.lease, rollout.AnnotationHalted)
 	fx.restartTimeout, fx.checkTimeout = cfg.restartTimeout, cfg.checkTimeout
@@ -218,6 +220,10 @@ type fixer struct {
 	audit func(context.Context) nodeAudit
 
 	restartTimeout, checkTimeout, poll time.Duration
+
+	// kubeletFromNode: the kubelet's version is the one its Node
+	// reports (--kubelet-version not given), read at each pass.
+	kubeletFromNode bool
 
 	metrics  *fixMetrics
 	state    rollout.State // the state last published
@@ -320,6 +326,16 @@ func (fx *fixer) pass(ctx context.Context) error {
 // planned sweeps (in write mode) and plans the node; canPull says a pull
 // can be done through CRI here.
 func (fx *fixer) planned(ctx context.Context) (*remedy.Plan, bool, error) {
+	if fx.kubeletFromNode {
+		// The kubelet's own report: nodeInfo.kubeletVersion is its
+		// version.Get() (pkg/kubelet/nodestatus/setters.go, VersionInfo,
+		// at kubernetes v1.37.2).
+		node, err := fx.client.CoreV1().Nodes().Get(ctx, fx.node, metav1.GetOptions{})
+		if err != nil {
+			return nil, false, fmt.Errorf("the kubelet's version, from its Node: %w", err)
+		}
+		fx.n.kubeletVersion = node.Status.NodeInfo.KubeletVersion
+	}
 	if fx.write {
 		// As fix --write: a temporary file a killed run left in a
 		// drop-in directory is read as configuration.

@@ -445,6 +445,30 @@ func TestRolloutFlags(t *testing.T) {
 	}
 }
 
+// TestRolloutKubeletFromNode: without --kubelet-version the kubelet's
+// version is the one its Node reports: 1.35 makes the flag an edit.
+func TestRolloutKubeletFromNode(t *testing.T) {
+	t.Parallel()
+	c := newTestCluster()
+	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", false, pausePinned())
+	rn.fx.n.kubeletVersion, rn.fx.kubeletFromNode = "", true
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, rollout.StateNone, rn.pub.last().State, "no version, no finding")
+
+	node, err := c.CoreV1().Nodes().Get(t.Context(), "node-a", metav1.GetOptions{})
+	require.NoError(t, err)
+	node.Status.NodeInfo.KubeletVersion = "v1.35.0"
+	_, err = c.CoreV1().Nodes().UpdateStatus(t.Context(), node, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, rollout.StatePending, rn.pub.last().State)
+	assert.Contains(t, rn.pub.last().Plan, "edit /etc/systemd/system/kubelet.service.d/20-sandbox.conf")
+	assert.Equal(t, "v1.35.0", rn.fx.n.kubeletVersion)
+
+	require.NoError(t, c.CoreV1().Nodes().Delete(t.Context(), "node-a", metav1.DeleteOptions{}))
+	require.ErrorContains(t, rn.fx.pass(t.Context()), "the kubelet's version, from its Node")
+}
+
 // TestRolloutPullOnly: a node whose configuration is right but whose
 // sandbox image is absent: the plan is a pull, which the rollout takes
 // through CRI, with no edit and no restart, then audits.
