@@ -152,9 +152,11 @@ func (cfg *rolloutConfig) fixer(stderr io.Writer) (*fixer, error) {
 			return nil, &usageError{fmt.Errorf("--window: %w", err)}
 		}
 	}
-	rc, err := rest.InClusterConfig()
+	var rc *rest.Config
 	if cfg.kubeconfig != "" {
 		rc, err = clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
+	} else {
+		rc, err = rest.InClusterConfig()
 	}
 	if err != nil {
 		return nil, fail(exitError, "the cluster's config: %v", err)
