@@ -317,7 +317,7 @@ func (fx *fixer) pass(ctx context.Context) error {
 	}
 	reason, err := fx.gates.Check(held)
 	if err != nil {
-		reason = "a gate could not be checked: " + err.Error()
+		reason = cmp.Or(reason, "a gate could not be checked") + ": " + err.Error()
 	}
 	if reason != "" {
 		return fx.publishStatus(held, rollout.StateBlocked, p, reason)

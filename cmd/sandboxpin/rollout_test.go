@@ -30,20 +30,14 @@ import (
 	"github.com/sandboxpin/sandboxpin/rollout"
 )
 
-// The cluster's side the rollout package does not give yet, in memory.
-type (
-	fakeGates     struct{ reason string }
-	fakePublisher struct {
-		mu       sync.Mutex
-		statuses []rollout.Status
-	}
-	fakeRestarter struct {
-		mu       sync.Mutex
-		restarts [][]string
-		err      error
-		after    func(units []string) // the units coming back
-	}
-)
+// fakeRestarter stands in for systemd: it records the units and brings
+// them back (after), or fails.
+type fakeRestarter struct {
+	mu       sync.Mutex
+	restarts [][]string
+	err      error
+	after    func(units []string) // the units coming back
+}
 
 // testCluster is client-go's fake clientset, with the Leases of the
 // rollout's Lock and Halt in namespace sandboxpin.
@@ -95,31 +89,37 @@ func ptrOr(p *string) string {
 	return *p
 }
 
-func (g fakeGates) Check(context.Context) (string, error) { return g.reason, nil }
-
-func (p *fakePublisher) Publish(_ context.Context, s rollout.Status) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.statuses); n == 0 || p.statuses[n-1] != s {
-		p.statuses = append(p.statuses, s)
-	}
-	return nil
+// nodeView reads what a node published: its annotations and the Events
+// about it, in the order they were made.
+type nodeView struct {
+	c    testCluster
+	name string
 }
 
-func (p *fakePublisher) states() []rollout.State {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// states are the states of the Events about the node, in order.
+func (v nodeView) states() []rollout.State {
 	var out []rollout.State
-	for _, s := range p.statuses {
-		out = append(out, s.State)
+	for _, a := range v.c.Actions() {
+		if a.GetResource().Resource != "events" || a.GetVerb() != "create" {
+			continue
+		}
+		e, ok := a.(interface{ GetObject() runtime.Object }).GetObject().(*corev1.Event)
+		if ok && e.InvolvedObject.Name == v.name {
+			out = append(out, rollout.State(strings.ToLower(strings.TrimPrefix(e.Reason, "SandboxpinFix"))))
+		}
 	}
 	return out
 }
 
-func (p *fakePublisher) last() rollout.Status {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.statuses[len(p.statuses)-1]
+// last is the Status the node's annotations carry.
+func (v nodeView) last() rollout.Status {
+	node, err := v.c.CoreV1().Nodes().Get(context.Background(), v.name, metav1.GetOptions{})
+	if err != nil {
+		return rollout.Status{}
+	}
+	a := node.Annotations
+	return rollout.Status{State: rollout.State(a[rollout.AnnotationState]), Plan: a[rollout.AnnotationPlan],
+		Digest: a[rollout.AnnotationDigest], Message: a[rollout.AnnotationMessage]}
 }
 
 func (r *fakeRestarter) Restart(_ context.Context, units ...string) error {
@@ -142,7 +142,7 @@ type rolloutNode struct {
 	orig      map[string]string
 	rt        *fakecri.Runtime
 	cluster   testCluster
-	pub       *fakePublisher
+	pub       nodeView
 	restarter *fakeRestarter
 	fx        *fixer
 }
@@ -153,7 +153,7 @@ type rolloutNode struct {
 // both files and restarts kubelet.service.
 func newRolloutNode(t *testing.T, c testCluster, name, sample string, write bool, images ...*runtimeapi.Image) *rolloutNode {
 	t.Helper()
-	rn := &rolloutNode{root: copyNode(t, filepath.Join(sampleNodes, sample)), pub: &fakePublisher{}}
+	rn := &rolloutNode{root: copyNode(t, filepath.Join(sampleNodes, sample)), pub: nodeView{c, name}}
 	rn.orig = nodeFiles(t, rn.root)
 	rn.rt = &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "v2.4.2", Images: images}
 	n := &nodeFlags{root: rn.root, endpoint: "unix://" + fakecri.Serve(t, rn.rt)}
@@ -186,7 +186,9 @@ func newRolloutNode(t *testing.T, c testCluster, name, sample string, write bool
 		}
 	}}
 	fx := newFixer(n, name, write, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	fx.client, fx.publisher, fx.halt, fx.lock, fx.gates, fx.restarter = c, rn.pub, c.halt(), c.lock(name), fakeGates{}, rn.restarter
+	fx.client, fx.halt, fx.lock, fx.restarter = c, c.halt(), c.lock(name), rn.restarter
+	fx.publisher = &rollout.Publisher{Client: c, Node: name}
+	fx.gates = rollout.Gates{Client: c, Node: name}
 	fx.liftHalt = "kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-"
 	fx.checkTimeout, fx.poll = 2*time.Second, 10*time.Millisecond
 	rn.fx = fx
@@ -322,16 +324,20 @@ func TestRolloutRestartFails(t *testing.T) {
 	assert.Contains(t, reason, "node node-a: restarting kubelet.service")
 }
 
-// TestRolloutNotWritten: a closed gate, and steps no edit answers: the
+// TestRolloutNotWritten: a closed gate (outside the window), and steps no edit answers: the
 // node writes nothing and says why.
 func TestRolloutNotWritten(t *testing.T) {
 	t.Parallel()
 	c := newTestCluster()
 	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
-	rn.fx.gates = fakeGates{reason: "alert KubeNodeNotReady firing"}
+	now := time.Now().UTC()
+	window := now.Add(2*time.Hour).Format("15:04") + "-" + now.Add(3*time.Hour).Format("15:04")
+	w, err := rollout.ParseWindow(window, time.UTC)
+	require.NoError(t, err)
+	rn.fx.gates = rollout.Gates{Client: c, Node: "node-a", Window: w}
 	require.NoError(t, rn.fx.pass(t.Context()))
 	assert.Equal(t, []rollout.State{rollout.StateWaiting, rollout.StateBlocked}, rn.pub.states())
-	assert.Equal(t, "alert KubeNodeNotReady firing", rn.pub.last().Message)
+	assert.Equal(t, "outside the window "+window, rn.pub.last().Message)
 	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
 	assert.Empty(t, c.holder(t), "the lock is released")
 	assert.Empty(t, rn.restarter.restarts)
@@ -487,7 +493,7 @@ func TestRolloutPullOnly(t *testing.T) {
 	}
 	require.NoError(t, rn.fx.pass(t.Context()))
 	assert.Equal(t, []rollout.State{rollout.StateWaiting, rollout.StateApplying,
-		rollout.StateChecking, rollout.StateDone}, rn.pub.states(), "%+v", rn.pub.statuses)
+		rollout.StateChecking, rollout.StateDone}, rn.pub.states(), "%+v", rn.pub.last())
 	assert.Equal(t, "then pull registry.k8s.io/pause:3.10.2", rn.pub.last().Plan)
 	assert.Equal(t, []string{"registry.k8s.io/pause:3.10.2"}, rn.rt.Pulled())
 	assert.Empty(t, rn.restarter.restarts)
