@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -367,7 +369,7 @@ func (fx *fixer) judge(p *remedy.Plan, canPull bool) (rollout.State, bool) {
 		return fx.state, true // the outcome stays in view
 	case p.Empty():
 		return rollout.StateNone, true
-	case len(byHand(p, canPull)) > 0:
+	case len(fx.byHand(p, canPull)) > 0:
 		fx.metrics.byHand.Set(1)
 		return rollout.StateByHand, true
 	}
@@ -376,20 +378,53 @@ func (fx *fixer) judge(p *remedy.Plan, canPull bool) (rollout.State, bool) {
 }
 
 // byHand are the steps of p that this command cannot take: all but the
-// restarts of a unit, the pulls (when it can pull through CRI) and the
-// alternatives.
-func byHand(p *remedy.Plan, canPull bool) []remedy.Step {
+// restarts of a unit the node has, the pulls (when it can pull through
+// CRI) and the alternatives.
+func (fx *fixer) byHand(p *remedy.Plan, canPull bool) []remedy.Step {
 	var out []remedy.Step
 	for _, s := range p.Steps {
 		switch {
 		case s.Alternative || s.Done:
 		case s.Action == resolve.ActionRestart && s.Unit != "":
+			if nodeUnit(fx.n.rootFS(), s.Unit) == "" {
+				s.Message = fmt.Sprintf("restart %s: the node has no unit file for it, nor for the unit it may run as; %s", s.Unit, s.Message)
+				out = append(out, s)
+			}
 		case s.Action == resolve.ActionPull && canPull:
 		default:
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// unitDirs are systemd's system unit directories (systemd.unit(5), "System
+// Unit Search Path"), as resolve reads them (systemdUnitDirs,
+// resolve/internal/config/cridockerd.go).
+var unitDirs = []string{"etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/system", "lib/systemd/system", "usr/lib/systemd/system"}
+
+// agentUnits: remedy names the server's unit of k3s and RKE2
+// (remedy/plan.go, the restart steps); on an agent their agent's unit runs
+// them instead. k3s's install.sh writes k3s.service or k3s-agent.service,
+// RKE2's packages rke2-server.service and rke2-agent.service (k3sUnits,
+// resolve/internal/config/k3s.go).
+var agentUnits = map[string]string{"k3s.service": "k3s-agent.service", "rke2-server.service": "rke2-agent.service"}
+
+// nodeUnit returns the unit to restart for the plan's unit: itself when
+// the node has its unit file, else the agent's unit of k3s or RKE2 when
+// the node has that; "" when neither.
+func nodeUnit(root fs.FS, unit string) string {
+	for _, u := range []string{unit, agentUnits[unit]} {
+		for _, d := range unitDirs {
+			if u == "" {
+				break
+			}
+			if fi, err := fs.Stat(root, path.Join(d, u)); err == nil && !fi.IsDir() {
+				return u
+			}
+		}
+	}
+	return ""
 }
 
 // halted publishes the halt and reports true when the rollout is halted.
@@ -431,7 +466,7 @@ func (fx *fixer) roll(ctx, parent context.Context) error {
 	if err := fx.pull(ctx, p); err != nil {
 		return fx.failed(parent, p, nil, err.Error())
 	}
-	units := restartUnits(p)
+	units := restartUnits(p, fx.n.rootFS())
 	if len(units) > 0 {
 		fx.publishOrLog(ctx, rollout.StateRestarting, p)
 	}
@@ -477,13 +512,16 @@ func (fx *fixer) pull(ctx context.Context, p *remedy.Plan) error {
 	return nil
 }
 
-// restartUnits are the units of the plan's restarts, the runtime's first,
-// the kubelet's last.
-func restartUnits(p *remedy.Plan) []string {
+// restartUnits are the units of the plan's restarts as the node has them
+// (nodeUnit), the runtime's first, the kubelet's last.
+func restartUnits(p *remedy.Plan, root fs.FS) []string {
 	var units []string
 	for _, s := range p.Steps {
-		if s.Action == resolve.ActionRestart && s.Unit != "" && !slices.Contains(units, s.Unit) {
-			units = append(units, s.Unit)
+		if s.Action != resolve.ActionRestart || s.Unit == "" {
+			continue
+		}
+		if u := cmp.Or(nodeUnit(root, s.Unit), s.Unit); !slices.Contains(units, u) {
+			units = append(units, u)
 		}
 	}
 	slices.SortStableFunc(units, func(a, b string) int {
@@ -616,7 +654,7 @@ func (fx *fixer) publish(ctx context.Context, state rollout.State, p *remedy.Pla
 	switch state {
 	case rollout.StateByHand:
 		var steps []string
-		for i, s := range byHand(p, fx.canPull) {
+		for i, s := range fx.byHand(p, fx.canPull) {
 			steps = append(steps, fmt.Sprintf("%d. %s: %s", i+1, s.Action, s.Message))
 		}
 		if len(p.Edits) > 0 {
@@ -630,7 +668,7 @@ func (fx *fixer) publish(ctx context.Context, state rollout.State, p *remedy.Pla
 	case rollout.StateApplying:
 		msg = "writing the edits"
 	case rollout.StateRestarting:
-		msg = "restarting " + strings.Join(restartUnits(p), ", ")
+		msg = "restarting " + strings.Join(restartUnits(p, fx.n.rootFS()), ", ")
 	case rollout.StateChecking:
 		msg = "waiting for the runtime, the kubelet and a protected audit"
 	case rollout.StateNone:

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -27,6 +28,7 @@ import (
 	"github.com/sandboxpin/sandboxpin/criinfo/cri"
 	"github.com/sandboxpin/sandboxpin/criinfo/cri/fakecri"
 	"github.com/sandboxpin/sandboxpin/remedy"
+	"github.com/sandboxpin/sandboxpin/resolve"
 	"github.com/sandboxpin/sandboxpin/rollout"
 )
 
@@ -498,4 +500,55 @@ func TestRolloutPullOnly(t *testing.T) {
 	assert.Equal(t, []string{"registry.k8s.io/pause:3.10.2"}, rn.rt.Pulled())
 	assert.Empty(t, rn.restarter.restarts)
 	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
+}
+
+func TestNodeUnit(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		files []string
+		unit  string
+		want  string
+	}{
+		{"the unit", []string{"lib/systemd/system/containerd.service"}, "containerd.service", "containerd.service"},
+		{"a k3s server", []string{"etc/systemd/system/k3s.service"}, "k3s.service", "k3s.service"},
+		{"a k3s agent", []string{"etc/systemd/system/k3s-agent.service"}, "k3s.service", "k3s-agent.service"},
+		{"an RKE2 agent", []string{"usr/local/lib/systemd/system/rke2-agent.service"}, "rke2-server.service", "rke2-agent.service"},
+		{"only a drop-in", []string{"etc/systemd/system/kubelet.service.d/10.conf"}, "kubelet.service", ""},
+		{"none", nil, "crio.service", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for _, f := range tt.files {
+				require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o750))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("[Service]\n"), 0o600))
+			}
+			assert.Equal(t, tt.want, nodeUnit(resolve.DirFS(dir), tt.unit))
+		})
+	}
+}
+
+// TestRolloutNoUnit: a restart of a unit the node has no unit file for is
+// a step for a person, known before anything is written (a restart that
+// failed after the write would restore and halt the fleet); with the unit
+// file, the same plan is one to roll out.
+func TestRolloutNoUnit(t *testing.T) {
+	t.Parallel()
+	c := newTestCluster()
+	rn := newRolloutNode(t, c, "node-a", "containerd-2.4-v4-ignored-v2-key", true, pausePinned())
+	require.NoError(t, rn.fx.pass(t.Context()))
+	s := rn.pub.last()
+	assert.Equal(t, rollout.StateByHand, s.State)
+	assert.Contains(t, s.Message, "nothing written: steps for a person: 1. restart: restart containerd.service: the node has no unit file for it")
+	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
+	assert.Empty(t, c.holders())
+
+	unit := filepath.Join(rn.root, "lib/systemd/system/containerd.service")
+	require.NoError(t, os.MkdirAll(filepath.Dir(unit), 0o750))
+	require.NoError(t, os.WriteFile(unit, []byte("[Service]\nExecStart=/usr/bin/containerd\n"), 0o600))
+	rn.fx.write = false
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, rollout.StatePending, rn.pub.last().State, rn.pub.last().Message)
+	assert.Contains(t, rn.pub.last().Plan, "edit /etc/containerd/config.toml; then restart containerd.service")
 }
