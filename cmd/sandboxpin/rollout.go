@@ -218,7 +218,9 @@ type fixer struct {
 	// plan plans the node as fix does; the client, when not nil, is the
 	// caller's to close.
 	plan func(context.Context) (*remedy.Plan, *cri.Client, error)
-	// runtimeUp asks the runtime's CRI socket for its version.
+	// runtimeUp asks the runtime's CRI socket for its version (Version,
+	// then the verbose Status: cri.Client.Info, which the live resolve of
+	// the audit asks too).
 	runtimeUp func(context.Context) error
 	// audit is the live audit, as `audit` does it.
 	audit func(context.Context) nodeAudit
