@@ -551,10 +551,14 @@ func (fx *fixer) restart(ctx context.Context, units []string) error {
 func (fx *fixer) check(ctx context.Context, restarted time.Time, kubelet bool) error {
 	ctx, cancel := context.WithTimeout(ctx, fx.checkTimeout)
 	defer cancel()
+	var why string // what is not back, as the last whole check found
 	for {
-		why := fx.checkOnce(ctx, restarted, kubelet)
-		if why == "" {
+		w := fx.checkOnce(ctx, restarted, kubelet)
+		if w == "" {
 			return nil
+		}
+		if ctx.Err() == nil || why == "" {
+			why = w // not one the deadline cut short
 		}
 		select {
 		case <-ctx.Done():

@@ -227,134 +227,195 @@ func TestRolloutPlanMode(t *testing.T) {
 	assert.Equal(t, s.Digest, other.pub.last().Digest)
 }
 
-func TestRolloutWriteMode(t *testing.T) {
+// TestRolloutWrite: write mode on the kubelet-flag-dropin node, whose plan
+// edits two files and restarts kubelet.service: done, or each way it goes
+// wrong, which restores the originals (after the restart: restarts again),
+// fails the node and halts the rollout, or (a closed gate) writes nothing.
+func TestRolloutWrite(t *testing.T) {
 	t.Parallel()
-	c := newTestCluster()
-	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
-	require.NoError(t, rn.fx.pass(t.Context()))
-	assert.Equal(t, []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting,
-		rollout.StateChecking, rollout.StateDone}, rn.pub.states())
-	assert.Equal(t, [][]string{{"kubelet.service"}}, rn.restarter.restarts)
-	after := nodeFiles(t, rn.root)
-	for _, p := range []string{"/etc/systemd/system/kubelet.service.d/20-sandbox.conf", "/etc/kubernetes/kubeadm.yaml"} {
-		assert.NotEqual(t, rn.orig[p], after[p], p)
-		assert.NotContains(t, after[p], "pod-infra-container-image", p)
+	tests := []struct {
+		name         string
+		setup        func(*testing.T, *rolloutNode) // what goes wrong
+		wantStates   []rollout.State                // the Events, in order
+		wantRestarts [][]string                     // the units restarted, each time
+		written      bool                           // the edits stay on the node
+		wantMessage  string                         // in the last status's message
+		wantHalt     string                         // the halt's reason starts with it; "" for no halt
+	}{
+		{name: "done", written: true,
+			wantStates:   []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting, rollout.StateChecking, rollout.StateDone},
+			wantRestarts: [][]string{{"kubelet.service"}},
+			wantMessage:  "written and checked: edit /etc/systemd/system/kubelet.service.d/20-sandbox.conf"},
+		{name: "the audit never says protected",
+			setup: func(_ *testing.T, rn *rolloutNode) {
+				rn.fx.audit = func(context.Context) nodeAudit {
+					return nodeAudit{Err: errors.New("the runtime no longer pins registry.k8s.io/pause:3.10.2")}
+				}
+			},
+			wantStates:   []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting, rollout.StateChecking, rollout.StateFailed},
+			wantRestarts: [][]string{{"kubelet.service"}, {"kubelet.service"}},
+			wantMessage:  "the audit: the runtime no longer pins registry.k8s.io/pause:3.10.2; the originals are restored and kubelet.service restarted",
+			wantHalt:     "node node-a: not back within 2s: the audit: the runtime no longer pins"},
+		{name: "the kubelet does not report",
+			setup:        func(_ *testing.T, rn *rolloutNode) { rn.restarter.after = nil },
+			wantStates:   []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting, rollout.StateChecking, rollout.StateFailed},
+			wantRestarts: [][]string{{"kubelet.service"}, {"kubelet.service"}},
+			wantMessage:  "not back within 2s: the kubelet has not reported since its restart; the originals are restored",
+			wantHalt:     "node node-a: not back within 2s: the kubelet has not reported"},
+		{name: "the runtime does not answer",
+			setup: func(_ *testing.T, rn *rolloutNode) {
+				rn.fx.runtimeUp = func(context.Context) error { return errors.New("connection refused") }
+			},
+			wantStates:   []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting, rollout.StateChecking, rollout.StateFailed},
+			wantRestarts: [][]string{{"kubelet.service"}, {"kubelet.service"}},
+			wantMessage:  "the runtime does not answer: connection refused",
+			wantHalt:     "node node-a: not back within 2s: the runtime does not answer"},
+		{name: "the restart fails",
+			setup:        func(_ *testing.T, rn *rolloutNode) { rn.restarter.err = errors.New("Job for kubelet.service failed") },
+			wantStates:   []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting, rollout.StateFailed},
+			wantRestarts: [][]string{{"kubelet.service"}, {"kubelet.service"}},
+			wantMessage:  "restarting kubelet.service: Job for kubelet.service failed; the originals are restored",
+			wantHalt:     "node node-a: restarting kubelet.service: Job for kubelet.service failed"},
+		{name: "a file changed before the write",
+			setup: func(t *testing.T, rn *rolloutNode) {
+				plan, n := rn.fx.plan, 0
+				rn.fx.plan = func(ctx context.Context) (*remedy.Plan, *cri.Client, error) {
+					p, client, err := plan(ctx)
+					if n++; n == 2 { // the plan made again under the lock
+						appendToFile(t, filepath.Join(rn.root, "etc/kubernetes/kubeadm.yaml"), "# another writer\n")
+						rn.orig["/etc/kubernetes/kubeadm.yaml"] += "# another writer\n"
+					}
+					return p, client, err
+				}
+			},
+			wantStates:  []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateFailed},
+			wantMessage: "writing the edits: write /etc/kubernetes/kubeadm.yaml: file changed since it was read",
+			wantHalt:    "node node-a: writing the edits"},
+		{name: "outside the window",
+			setup: func(t *testing.T, rn *rolloutNode) {
+				now := time.Now().UTC()
+				w, err := rollout.ParseWindow(now.Add(2*time.Hour).Format("15:04")+"-"+now.Add(3*time.Hour).Format("15:04"), time.UTC)
+				require.NoError(t, err)
+				rn.fx.gates = rollout.Gates{Client: rn.cluster, Node: "node-a", Window: w}
+			},
+			wantStates:  []rollout.State{rollout.StateWaiting, rollout.StateBlocked},
+			wantMessage: "outside the window "},
 	}
-	assert.Equal(t, []string{"node-a"}, c.holders())
-	assert.Empty(t, c.holder(t), "the lock is released")
-	m := rn.fx.metrics
-	assert.InDelta(t, 1, testutil.ToFloat64(m.runs.WithLabelValues("done")), 0)
-	assert.InDelta(t, 0, testutil.ToFloat64(m.runs.WithLabelValues("failed")), 0)
-	assert.InDelta(t, 0, testutil.ToFloat64(m.lockHeld), 0)
-	assert.InDelta(t, 1, testutil.ToFloat64(m.state.WithLabelValues("done")), 0)
-	assert.InDelta(t, 0, testutil.ToFloat64(m.pending), 0)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := newTestCluster()
+			rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
+			rn.fx.checkTimeout = 2 * time.Second
+			if tt.setup != nil {
+				tt.setup(t, rn)
+			}
+			require.NoError(t, rn.fx.pass(t.Context()))
+			assert.Equal(t, tt.wantStates, rn.pub.states())
+			assert.Equal(t, tt.wantRestarts, rn.restarter.restarts)
+			s := rn.pub.last()
+			assert.Contains(t, s.Message, tt.wantMessage)
+			assert.Equal(t, "edit /etc/systemd/system/kubelet.service.d/20-sandbox.conf, /etc/kubernetes/kubeadm.yaml; then restart kubelet.service", s.Plan)
+			after := withoutBackups(nodeFiles(t, rn.root))
+			if tt.written {
+				for _, p := range []string{"/etc/systemd/system/kubelet.service.d/20-sandbox.conf", "/etc/kubernetes/kubeadm.yaml"} {
+					assert.NotContains(t, after[p], "pod-infra-container-image", p)
+				}
+			} else {
+				assert.Equal(t, rn.orig, after, "the originals are not back")
+			}
+			reason, err := c.halt().Get(t.Context())
+			require.NoError(t, err)
+			if tt.wantHalt == "" {
+				assert.Empty(t, reason)
+			} else {
+				assert.True(t, strings.HasPrefix(reason, tt.wantHalt), "halt %q, want %q...", reason, tt.wantHalt)
+			}
+			assert.Empty(t, c.holder(t), "the lock is released")
+			m := rn.fx.metrics
+			failed := s.State == rollout.StateFailed
+			assert.InDelta(t, b2f(s.State == rollout.StateDone), testutil.ToFloat64(m.runs.WithLabelValues("done")), 0)
+			assert.InDelta(t, b2f(failed), testutil.ToFloat64(m.runs.WithLabelValues("failed")), 0)
+			assert.InDelta(t, b2f(failed), testutil.ToFloat64(m.halted), 0)
+			assert.InDelta(t, 0, testutil.ToFloat64(m.lockHeld), 0)
+			assert.InDelta(t, 1, testutil.ToFloat64(m.state.WithLabelValues(string(s.State))), 0)
+			assert.InDelta(t, b2f(!tt.written), testutil.ToFloat64(m.pending), 0)
 
-	// The next pass finds nothing to change: done stays, nothing written.
-	written := nodeFiles(t, rn.root)
-	require.NoError(t, rn.fx.pass(t.Context()))
-	assert.Equal(t, rollout.StateDone, rn.pub.last().State)
-	assert.Equal(t, written, nodeFiles(t, rn.root))
-	assert.Len(t, rn.restarter.restarts, 1)
+			// The next pass: done and failed stay, nothing more written
+			// or restarted.
+			files := nodeFiles(t, rn.root)
+			require.NoError(t, rn.fx.pass(t.Context()))
+			if s.State != rollout.StateBlocked {
+				assert.Equal(t, s.State, rn.pub.last().State)
+			}
+			assert.Equal(t, files, nodeFiles(t, rn.root))
+			assert.Len(t, rn.restarter.restarts, len(tt.wantRestarts))
+		})
+	}
 }
 
-// TestRolloutFailure: the audit after the restart never says protected: the originals come back byte for
-// byte, the unit is restarted again, the node is failed and the rollout
-// halted; another node then writes nothing, and says the halt and how to
-// lift it.
-func TestRolloutFailure(t *testing.T) {
+// appendToFile appends line to the file at name.
+func appendToFile(t *testing.T, name, line string) {
+	t.Helper()
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(line)
+	require.NoError(t, errors.Join(err, f.Close()))
+}
+
+// TestRolloutHalted: once a node failed, the halt stops every other node
+// before it writes or takes the lock, saying the reason and how to lift
+// it; lifted, the rollout resumes.
+func TestRolloutHalted(t *testing.T) {
 	t.Parallel()
 	c := newTestCluster()
 	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
-	rn.fx.checkTimeout = 200 * time.Millisecond
-	rn.fx.audit = func(context.Context) nodeAudit {
-		return nodeAudit{Err: errors.New("the runtime no longer pins registry.k8s.io/pause:3.10.2")}
-	}
-	err := rn.fx.pass(t.Context())
-	require.NoError(t, err)
-	assert.Equal(t, rn.orig, withoutBackups(nodeFiles(t, rn.root)), "the originals are not back")
-	assert.Equal(t, [][]string{{"kubelet.service"}, {"kubelet.service"}}, rn.restarter.restarts)
-	s := rn.pub.last()
-	assert.Equal(t, rollout.StateFailed, s.State)
-	assert.Contains(t, s.Message, "not back within 200ms")
-	assert.Contains(t, s.Message, "the originals are restored and kubelet.service restarted")
+	rn.fx.checkTimeout = 100 * time.Millisecond
+	rn.restarter.err = errors.New("Job for kubelet.service failed")
+	require.NoError(t, rn.fx.pass(t.Context()))
+	require.Equal(t, rollout.StateFailed, rn.pub.last().State)
 	reason, err := c.halt().Get(t.Context())
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(reason, "node node-a: not back within"), reason)
-	m := rn.fx.metrics
-	assert.InDelta(t, 1, testutil.ToFloat64(m.runs.WithLabelValues("failed")), 0)
-	assert.InDelta(t, 1, testutil.ToFloat64(m.halted), 0)
-	assert.Empty(t, c.holder(t), "the lock is released")
 
-	// The failed node stays failed; it writes nothing more.
-	require.NoError(t, rn.fx.pass(t.Context()))
-	assert.Equal(t, rollout.StateFailed, rn.pub.last().State)
-	assert.Len(t, rn.restarter.restarts, 2)
-
-	// Another node: halted, nothing written, no lock taken.
 	other := newRolloutNode(t, c, "node-b", "kubelet-flag-dropin", true, pausePinned())
 	require.NoError(t, other.fx.pass(t.Context()))
 	assert.Equal(t, other.orig, nodeFiles(t, other.root))
-	s = other.pub.last()
+	s := other.pub.last()
 	assert.Equal(t, rollout.StateHalted, s.State)
 	assert.Contains(t, s.Message, reason)
 	assert.Contains(t, s.Message, "kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-")
 	assert.Equal(t, []string{"node-a"}, c.holders(), "node-b took the lock")
 	assert.Empty(t, other.restarter.restarts)
 	assert.InDelta(t, 1, testutil.ToFloat64(other.fx.metrics.halted), 0)
+
+	// A person lifts the halt: node-b writes.
+	lease, err := c.CoordinationV1().Leases("sandboxpin").Get(t.Context(), rollout.DefaultLease, metav1.GetOptions{})
+	require.NoError(t, err)
+	delete(lease.Annotations, rollout.AnnotationHalted)
+	_, err = c.CoordinationV1().Leases("sandboxpin").Update(t.Context(), lease, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, other.fx.pass(t.Context()))
+	assert.Equal(t, rollout.StateDone, other.pub.last().State)
+	assert.InDelta(t, 0, testutil.ToFloat64(other.fx.metrics.halted), 0)
+	assert.Equal(t, []string{"node-a", "node-b"}, c.holders())
 }
 
-// withoutBackups returns files without those under the backup directory.
-func withoutBackups(files map[string]string) map[string]string {
-	for p := range files {
-		if strings.HasPrefix(p, remedy.DefaultBackupDir+"/") {
-			delete(files, p)
-		}
-	}
-	return files
-}
-
-func TestRolloutRestartFails(t *testing.T) {
+// TestRolloutByHand: containerd 1.7, where the image stored before the
+// edit needs a label, which is for a person: nothing is written, the lock
+// not taken.
+func TestRolloutByHand(t *testing.T) {
 	t.Parallel()
 	c := newTestCluster()
-	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
-	rn.restarter.err = errors.New("Job for kubelet.service failed")
-	require.NoError(t, rn.fx.pass(t.Context()))
-	assert.Equal(t, rollout.StateFailed, rn.pub.last().State)
-	assert.Contains(t, rn.pub.last().Message, "restarting kubelet.service: Job for kubelet.service failed")
-	reason, err := c.halt().Get(t.Context())
-	require.NoError(t, err)
-	assert.Contains(t, reason, "node node-a: restarting kubelet.service")
-}
-
-// TestRolloutNotWritten: a closed gate (outside the window), and steps no edit answers: the
-// node writes nothing and says why.
-func TestRolloutNotWritten(t *testing.T) {
-	t.Parallel()
-	c := newTestCluster()
-	rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
-	now := time.Now().UTC()
-	window := now.Add(2*time.Hour).Format("15:04") + "-" + now.Add(3*time.Hour).Format("15:04")
-	w, err := rollout.ParseWindow(window, time.UTC)
-	require.NoError(t, err)
-	rn.fx.gates = rollout.Gates{Client: c, Node: "node-a", Window: w}
-	require.NoError(t, rn.fx.pass(t.Context()))
-	assert.Equal(t, []rollout.State{rollout.StateWaiting, rollout.StateBlocked}, rn.pub.states())
-	assert.Equal(t, "outside the window "+window, rn.pub.last().Message)
-	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
-	assert.Empty(t, c.holder(t), "the lock is released")
-	assert.Empty(t, rn.restarter.restarts)
-
-	// containerd 1.7: the image stored before the edit needs a label,
-	// which is for a person: nothing is written, the lock not taken.
-	rn = newRolloutNode(t, c, "node-b", "containerd-1.7-alias", true,
+	rn := newRolloutNode(t, c, "node-b", "containerd-1.7-alias", true,
 		&runtimeapi.Image{Id: "sha256:" + hexID, RepoTags: []string{"registry.k8s.io/pause:3.9"}})
 	require.NoError(t, rn.fx.pass(t.Context()))
 	s := rn.pub.last()
 	assert.Equal(t, rollout.StateByHand, s.State)
 	assert.Contains(t, s.Message, "steps for a person: 1. label: containerd v1.7.20 reports pinned")
 	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
-	assert.Equal(t, []string{"node-a"}, c.holders())
+	assert.Empty(t, c.holders())
 	assert.InDelta(t, 1, testutil.ToFloat64(rn.fx.metrics.byHand), 0)
+	assert.InDelta(t, 0, testutil.ToFloat64(rn.fx.metrics.pending), 0)
 }
 
 // TestRolloutTwoNodes: two nodes in write mode at once take the lock in
@@ -552,4 +613,14 @@ func TestRolloutNoUnit(t *testing.T) {
 	require.NoError(t, rn.fx.pass(t.Context()))
 	assert.Equal(t, rollout.StatePending, rn.pub.last().State, rn.pub.last().Message)
 	assert.Contains(t, rn.pub.last().Plan, "edit /etc/containerd/config.toml; then restart containerd.service")
+}
+
+// withoutBackups returns files without those under the backup directory.
+func withoutBackups(files map[string]string) map[string]string {
+	for p := range files {
+		if strings.HasPrefix(p, remedy.DefaultBackupDir+"/") {
+			delete(files, p)
+		}
+	}
+	return files
 }
