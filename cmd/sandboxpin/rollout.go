@@ -300,7 +300,18 @@ func (fx *fixer) pass(ctx context.Context) error {
 	if err := fx.publish(ctx, rollout.StateWaiting, p); err != nil {
 		return err
 	}
-	held, release, err := fx.lock.Acquire(ctx)
+	// The wait for the lock ends with ctx; once the lock is held, a write
+	// under way runs to its end (done, or restored) though ctx ends: the
+	// pod's grace period is meant to cover --restart-timeout and
+	// --check-timeout. The Lease's loss still ends it.
+	wait, cancelWait := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelWait(nil)
+	stopWait := context.AfterFunc(ctx, func() { cancelWait(context.Cause(ctx)) })
+	held, release, err := fx.lock.Acquire(wait)
+	if err == nil && !stopWait() {
+		// ctx ended as the lock was taken: nothing is written.
+		return errors.Join(ctx.Err(), release(context.WithoutCancel(ctx)))
+	}
 	if errors.Is(err, rollout.ErrHalted) {
 		_, err = fx.halted(ctx, p)
 		return err
@@ -458,10 +469,16 @@ func (fx *fixer) roll(ctx, parent context.Context) error {
 	if st, done := fx.judge(p, canPull); done {
 		return fx.publish(ctx, st, p) // the node changed meanwhile
 	}
+	if err := cmp.Or(parent.Err(), ctx.Err()); err != nil {
+		return err // stopped before writing: nothing to undo, no halt
+	}
 	if err := fx.publish(ctx, rollout.StateApplying, p); err != nil {
 		return err
 	}
 	if err := remedy.Apply(ctx, p, fx.n.rootFS(), remedy.ApplyOptions{BackupDir: fx.backupDir}); err != nil {
+		if !slices.ContainsFunc(p.Edits, func(e remedy.Edit) bool { return e.Changed }) && ctx.Err() != nil {
+			return err // the Lease lost before any rename: nothing written, no halt
+		}
 		return fx.failed(parent, p, nil, "writing the edits: "+err.Error())
 	}
 	fx.log.Info("written", "files", editPaths(p), "backup", p.Backup)

@@ -192,7 +192,7 @@ func newRolloutNode(t *testing.T, c testCluster, name, sample string, write bool
 	fx.publisher = &rollout.Publisher{Client: c, Node: name}
 	fx.gates = rollout.Gates{Client: c, Node: name}
 	fx.liftHalt = "kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-"
-	fx.checkTimeout, fx.poll = 2*time.Second, 10*time.Millisecond
+	fx.checkTimeout, fx.poll = time.Minute, 10*time.Millisecond // a loaded machine is slow
 	rn.fx = fx
 	return rn
 }
@@ -243,11 +243,13 @@ func TestRolloutWrite(t *testing.T) {
 		wantHalt     string                         // the halt's reason starts with it; "" for no halt
 	}{
 		{name: "done", written: true,
+			setup:        func(_ *testing.T, rn *rolloutNode) { rn.fx.checkTimeout = time.Minute }, // a loaded machine
 			wantStates:   []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting, rollout.StateChecking, rollout.StateDone},
 			wantRestarts: [][]string{{"kubelet.service"}},
 			wantMessage:  "written and checked: edit /etc/systemd/system/kubelet.service.d/20-sandbox.conf"},
 		{name: "the audit never says protected",
 			setup: func(_ *testing.T, rn *rolloutNode) {
+				rn.fx.runtimeUp = func(context.Context) error { return nil } // the audit alone fails
 				rn.fx.audit = func(context.Context) nodeAudit {
 					return nodeAudit{Err: errors.New("the runtime no longer pins registry.k8s.io/pause:3.10.2")}
 				}
@@ -257,7 +259,10 @@ func TestRolloutWrite(t *testing.T) {
 			wantMessage:  "the audit: the runtime no longer pins registry.k8s.io/pause:3.10.2; the originals are restored and kubelet.service restarted",
 			wantHalt:     "node node-a: not back within 2s: the audit: the runtime no longer pins"},
 		{name: "the kubelet does not report",
-			setup:        func(_ *testing.T, rn *rolloutNode) { rn.restarter.after = nil },
+			setup: func(_ *testing.T, rn *rolloutNode) {
+				rn.restarter.after = nil
+				rn.fx.runtimeUp = func(context.Context) error { return nil }
+			},
 			wantStates:   []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting, rollout.StateChecking, rollout.StateFailed},
 			wantRestarts: [][]string{{"kubelet.service"}, {"kubelet.service"}},
 			wantMessage:  "not back within 2s: the kubelet has not reported since its restart; the originals are restored",
@@ -306,7 +311,7 @@ func TestRolloutWrite(t *testing.T) {
 			t.Parallel()
 			c := newTestCluster()
 			rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
-			rn.fx.checkTimeout = 2 * time.Second
+			rn.fx.checkTimeout = 2 * time.Second // each check but the last is quick: fakes
 			if tt.setup != nil {
 				tt.setup(t, rn)
 			}
@@ -398,6 +403,49 @@ func TestRolloutHalted(t *testing.T) {
 	assert.Equal(t, rollout.StateDone, other.pub.last().State)
 	assert.InDelta(t, 0, testutil.ToFloat64(other.fx.metrics.halted), 0)
 	assert.Equal(t, []string{"node-a", "node-b"}, c.holders())
+}
+
+// TestRolloutStopped: the pod stopped (its context ended) while it waits
+// for the lock writes nothing and halts nothing; stopped during the write,
+// it finishes it (done), within the grace period the DaemonSet gives.
+func TestRolloutStopped(t *testing.T) {
+	t.Parallel()
+	t.Run("waiting", func(t *testing.T) {
+		t.Parallel()
+		c := newTestCluster()
+		_, release, err := c.lock("node-x").Acquire(t.Context())
+		require.NoError(t, err)
+		defer func() { assert.NoError(t, release(context.Background())) }()
+		rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() { // the pod is stopped once the node waits
+			assert.Eventually(t, func() bool { return rn.pub.last().State == rollout.StateWaiting }, time.Minute, 10*time.Millisecond)
+			cancel()
+		}()
+		require.ErrorIs(t, rn.fx.pass(ctx), context.Canceled)
+		assert.Equal(t, []rollout.State{rollout.StateWaiting}, rn.pub.states())
+		assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
+		reason, err := c.halt().Get(t.Context())
+		require.NoError(t, err)
+		assert.Empty(t, reason)
+	})
+	t.Run("writing", func(t *testing.T) {
+		t.Parallel()
+		c := newTestCluster()
+		rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		after := rn.restarter.after
+		rn.restarter.after = func(units []string) {
+			cancel() // SIGTERM, as the units restart
+			after(units)
+		}
+		require.NoError(t, rn.fx.pass(ctx))
+		assert.Equal(t, rollout.StateDone, rn.pub.last().State)
+		assert.Equal(t, [][]string{{"kubelet.service"}}, rn.restarter.restarts)
+		assert.Empty(t, c.holder(t), "the lock is released")
+	})
 }
 
 // TestRolloutByHand: containerd 1.7, where the image stored before the
