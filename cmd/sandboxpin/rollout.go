@@ -67,11 +67,14 @@ func newRolloutCmd(ctx context.Context) *cobra.Command {
 			"--window in --time-zone), plans again, writes the edits (the originals kept under --backup-dir),\n" +
 			"pulls through CRI, restarts the plan's units through systemd's D-Bus API at --systemd-address\n" +
 			"(the runtime first, the kubelet last), and waits up to --check-timeout for the runtime to answer,\n" +
-			"the Node to be Ready again when the kubelet restarted, and the live audit to say protected.\n" +
+			"the Node to be Ready (its kubelet reporting since its restart, when it restarted), and the live\n" +
+			"audit to say protected. Without --kubelet-version the kubelet's version is the one its Node reports.\n" +
 			"Then it is done, and releases the Lease. Any failure restores the originals, restarts the units\n" +
 			"again, marks the node failed and halts the rollout on every node (the sandboxpin.io/halted\n" +
 			"annotation on the Lease) until a person lifts it:\n\n" +
 			"  kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-\n\n" +
+			"Stopped while it waits for the lock, it writes nothing; a write under way runs to its end (done,\n" +
+			"or restored), which the pod's grace period must allow: --restart-timeout plus --check-timeout.\n\n" +
 			"It keeps running, publishing and serving metrics, whatever happens; --once runs one pass and\n" +
 			"exits: 0, or 1 when the fix failed (restored, the rollout halted), 2 on error.",
 		Example: "  sandboxpin rollout --root /host --node \"$NODE_NAME\"                 # plan mode: publish only\n" +
