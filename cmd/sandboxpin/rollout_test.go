@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -671,4 +672,39 @@ func withoutBackups(files map[string]string) map[string]string {
 		}
 	}
 	return files
+}
+
+// TestRolloutCommand runs the command once in plan mode against an API
+// server that refuses everything (a loopback stand-in, through
+// --kubeconfig): the node is planned from its files and the live runtime,
+// the refusal to publish is exit 2 naming the node, and nothing is
+// written.
+func TestRolloutCommand(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var asked []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"nodes \"node-a\" is forbidden"}`)
+	}))
+	defer api.Close()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "+api.URL+
+		"\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n"), 0o600))
+	root := copyNode(t, filepath.Join(sampleNodes, "kubelet-flag-dropin"))
+	orig := nodeFiles(t, root)
+	rt := &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "v2.4.2", Images: []*runtimeapi.Image{pausePinned()}}
+	code, out, errOut := runCmd(t, "rollout", "--once", "--node", "node-a", "--kubeconfig", kubeconfig, "--metrics-listen", "127.0.0.1:0",
+		"--root", root, "--runtime-endpoint", "unix://"+fakecri.Serve(t, rt), "--kubelet-version", "1.35.0", "--kubeadm-config", "/etc/kubernetes/kubeadm.yaml")
+	assert.Equal(t, exitError, code, "%s%s", out, errOut)
+	assert.Contains(t, errOut, "publishing pending on node node-a")
+	assert.Contains(t, errOut, "forbidden")
+	assert.Equal(t, orig, nodeFiles(t, root))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"GET /api/v1/nodes/node-a"}, asked)
 }
