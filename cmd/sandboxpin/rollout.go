@@ -300,6 +300,11 @@ func (fx *fixer) pass(ctx context.Context) error {
 	if stop, err := fx.halted(ctx, p); stop || err != nil {
 		return err
 	}
+	// The gates first without the lock: a closed one neither takes the
+	// lock nor flips the node between waiting and blocked (an Event each).
+	if reason := fx.closed(ctx); reason != "" {
+		return fx.publishStatus(ctx, rollout.StateBlocked, p, reason)
+	}
 	if err := fx.publish(ctx, rollout.StateWaiting, p); err != nil {
 		return err
 	}
@@ -333,14 +338,20 @@ func (fx *fixer) pass(ctx context.Context) error {
 	if stop, err := fx.halted(held, p); stop || err != nil {
 		return err
 	}
-	reason, err := fx.gates.Check(held)
-	if err != nil {
-		reason = cmp.Or(reason, "a gate could not be checked") + ": " + err.Error()
-	}
-	if reason != "" {
+	if reason := fx.closed(held); reason != "" {
 		return fx.publishStatus(held, rollout.StateBlocked, p, reason)
 	}
 	return fx.roll(held, ctx)
+}
+
+// closed says why a gate is closed, "" when every one is open; a gate it
+// could not check is closed.
+func (fx *fixer) closed(ctx context.Context) string {
+	reason, err := fx.gates.Check(ctx)
+	if err != nil {
+		reason = cmp.Or(reason, "a gate could not be checked") + ": " + err.Error()
+	}
+	return reason
 }
 
 // planned sweeps (in write mode) and plans the node; canPull says a pull

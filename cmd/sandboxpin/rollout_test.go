@@ -304,7 +304,7 @@ func TestRolloutWrite(t *testing.T) {
 				require.NoError(t, err)
 				rn.fx.gates = rollout.Gates{Client: rn.cluster, Node: "node-a", Window: w}
 			},
-			wantStates:  []rollout.State{rollout.StateWaiting, rollout.StateBlocked},
+			wantStates:  []rollout.State{rollout.StateBlocked},
 			wantMessage: "outside the window "},
 	}
 	for _, tt := range tests {
@@ -347,13 +347,15 @@ func TestRolloutWrite(t *testing.T) {
 			assert.InDelta(t, 1, testutil.ToFloat64(m.state.WithLabelValues(string(s.State))), 0)
 			assert.InDelta(t, b2f(!tt.written), testutil.ToFloat64(m.pending), 0)
 
-			// The next pass: done and failed stay, nothing more written
-			// or restarted.
+			if s.State == rollout.StateBlocked {
+				assert.Empty(t, c.holders(), "blocked took the lock")
+			}
+
+			// The next pass: the state stays (no Event), nothing more
+			// written or restarted.
 			files := nodeFiles(t, rn.root)
 			require.NoError(t, rn.fx.pass(t.Context()))
-			if s.State != rollout.StateBlocked {
-				assert.Equal(t, s.State, rn.pub.last().State)
-			}
+			assert.Equal(t, tt.wantStates, rn.pub.states())
 			assert.Equal(t, files, nodeFiles(t, rn.root))
 			assert.Len(t, rn.restarter.restarts, len(tt.wantRestarts))
 		})
