@@ -382,6 +382,11 @@ func (fx *fixer) planned(ctx context.Context) (*remedy.Plan, bool, error) {
 	if client != nil {
 		_ = client.Close()
 	}
+	if err == nil && client == nil {
+		// Judged live or not at all: the check after a write asks the
+		// runtime too.
+		err = errNoSocket
+	}
 	fx.canPull = client != nil
 	return p, fx.canPull, err
 }

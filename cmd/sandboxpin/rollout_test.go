@@ -509,6 +509,10 @@ func TestRolloutLoop(t *testing.T) {
 
 	rn.fx.plan = func(context.Context) (*remedy.Plan, *cri.Client, error) { return nil, nil, errors.New("no runtime") }
 	require.EqualError(t, rn.fx.loop(t.Context(), time.Hour, true), "no runtime")
+
+	// No CRI socket: no plan is published (the node is judged live).
+	rn.fx.plan = func(context.Context) (*remedy.Plan, *cri.Client, error) { return &remedy.Plan{}, nil, nil }
+	require.ErrorIs(t, rn.fx.loop(t.Context(), time.Hour, true), errNoSocket)
 }
 
 func TestRolloutMetricsServe(t *testing.T) {
