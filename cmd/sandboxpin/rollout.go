@@ -92,7 +92,7 @@ func newRolloutCmd(ctx context.Context) *cobra.Command {
 	f.IntVar(&cfg.concurrency, "concurrency", 1, "how many nodes write at once (`N` Leases)")
 	f.StringVar(&cfg.prometheus, "prometheus-url", "", "the Prometheus `URL` whose firing alerts block the rollout (\"\": no alert check)")
 	f.StringVar(&cfg.blocking, "blocking-alerts", ".+", "a firing alert whose name matches this `REGEXP` blocks the rollout")
-	f.StringVar(&cfg.ignore, "ignore-alerts", "^(Watchdog|InfoInhibitor|SandboxImageUnprotected|SandboxpinFixPending)$", "alerts whose name matches this `REGEXP` never block")
+	f.StringVar(&cfg.ignore, "ignore-alerts", "^(Watchdog|InfoInhibitor|SandboxImageUnprotected|SandboxImageMissing|SandboxImageNotStoredAsConfigured|SandboxpinFixPending)$", "alerts whose name matches this `REGEXP` never block")
 	f.StringVar(&cfg.window, "window", "", "write only in this daily window, `HH:MM-HH:MM` (\"\": any time)")
 	f.StringVar(&cfg.timeZone, "time-zone", "UTC", "the `ZONE` of --window (an IANA name)")
 	f.DurationVar(&cfg.interval, "interval", time.Minute, "plan again every `DURATION`")
