@@ -72,8 +72,9 @@ CRI_DOCKERD_PATCHED_VERSION=v0.4.4
 # talks to; it runs its own containerd from Debian's containerd package.
 # busybox-static is the content of the images critest pulls from the
 # in-memory registry, and containernetworking-plugins the CNI bridge its
-# pods use (crishim's critest test).
-DEBIAN_PACKAGES="containerd runc conmon skopeo libseccomp-dev pkg-config make gcc docker.io busybox-static containernetworking-plugins"
+# pods use (crishim's critest test); dbus-daemon the system bus on which
+# internal/systemdtest stands in for systemd (the rollout's restarts).
+DEBIAN_PACKAGES="containerd runc conmon skopeo libseccomp-dev pkg-config make gcc docker.io busybox-static containernetworking-plugins dbus-daemon"
 
 # containerd's optional snapshotters need C headers or kernel features that
 # test machines lack; none of them is used by the tests.
