@@ -1,14 +1,6 @@
 package rollout
 
-import (
-	"context"
-	"errors"
-	"net/http"
-	"regexp"
-	"time"
-
-	"k8s.io/client-go/kubernetes"
-)
+import "errors"
 
 // Annotations and names that tools, alerts and people rely on (contract).
 const (
@@ -70,113 +62,10 @@ func (s State) Known() bool {
 // ErrHalted is returned while the rollout is halted.
 var ErrHalted = errors.New("rollout: halted")
 
-// Lock is the cluster-wide lock: Concurrency Leases in Namespace (Name,
-// Name-1, ...), each held by at most one node at a time.
-type Lock struct {
-	Client    kubernetes.Interface
-	Namespace string
-	// Name is the first Lease's name; "" is [DefaultLease].
-	Name string
-	// Identity is the holder's identity (the node's name).
-	Identity string
-	// Concurrency is how many nodes may hold a Lease at once; 0 is 1.
-	Concurrency int
-	// Duration is the Leases' duration; the holder renews at a third of
-	// it. 0 is 30s.
-	Duration time.Duration
-}
-
-// Acquire blocks until it holds one of the Leases (or ctx ends), and keeps
-// renewing it. The returned context ends when the Lease is lost or
-// released; release gives it up (holderIdentity cleared) and is safe to
-// call more than once.
-func (l *Lock) Acquire(ctx context.Context) (held context.Context, release func(context.Context) error, err error) {
-	return nil, nil, errors.New("unimplemented")
-}
-
-// Halt is the rollout's halt: [AnnotationHalted] on the Lease Name in
-// Namespace.
-type Halt struct {
-	Client    kubernetes.Interface
-	Namespace string
-	// Name is the Lease's; "" is [DefaultLease].
-	Name string
-}
-
-// Get returns the halt's reason, "" when the rollout is not halted.
-func (h Halt) Get(ctx context.Context) (string, error) {
-	return "", errors.New("unimplemented")
-}
-
-// Set halts the rollout with reason, creating the Lease when it does not
-// exist. A halt already set is kept (the first failure's reason).
-func (h Halt) Set(ctx context.Context, reason string) error {
-	return errors.New("unimplemented")
-}
-
-// Window is a daily time window, [Start, End) in Location; End before
-// Start spans midnight. The zero Window is always open.
-type Window struct {
-	Start, End time.Duration // since midnight
-	Location   *time.Location
-}
-
-// ParseWindow parses "HH:MM-HH:MM" in loc ("" is the zero Window).
-func ParseWindow(s string, loc *time.Location) (Window, error) {
-	return Window{}, errors.New("unimplemented")
-}
-
-// Contains reports whether t is inside w.
-func (w Window) Contains(t time.Time) bool { return true }
-
-// Gates are what must hold before a node writes.
-type Gates struct {
-	Client kubernetes.Interface
-	// Node is the Node that must be Ready.
-	Node string
-	// Prometheus is the base URL of the Prometheus API ("" skips the
-	// check); an alert firing whose name matches Blocking and not Ignore
-	// closes the gate. HTTP nil is http.DefaultClient.
-	Prometheus string
-	Blocking   *regexp.Regexp
-	Ignore     *regexp.Regexp
-	HTTP       *http.Client
-	Window     Window
-	// Now nil is time.Now.
-	Now func() time.Time
-}
-
-// Check returns "" when every gate is open, else why one is closed (for
-// people: "alert KubeNodeNotReady firing", "node not Ready", "outside the
-// window 02:00-05:00"). An error is a gate it could not check, which
-// counts as closed.
-func (g Gates) Check(ctx context.Context) (string, error) {
-	return "", errors.New("unimplemented")
-}
-
 // Status is what a node publishes.
 type Status struct {
 	State   State
 	Plan    string // the plan's summary, "" for none
 	Digest  string // "sha256:HEX", "" for none
 	Message string
-}
-
-// Publisher publishes a node's Status on its Node: the annotations (a merge
-// patch of the sandboxpin.io/fix-* keys only) and, when the state changes,
-// an Event on the Node (reason "SandboxpinFix" + the state in CamelCase,
-// type Warning for failed and halted).
-type Publisher struct {
-	Client kubernetes.Interface
-	Node   string
-	// Component is the Events' source ("sandboxpin-rollout").
-	Component string
-	// Now nil is time.Now.
-	Now func() time.Time
-}
-
-// Publish publishes s; it writes nothing when s equals what the Node
-// carries.
-func (p *Publisher) Publish(ctx context.Context, s Status) error {
-	return errors.New("unimplemented")
 }

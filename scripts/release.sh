@@ -21,7 +21,7 @@
 # directive, and prints what to push. Main keeps the placeholders.
 #
 # Before it tags, it compares the API of each public module (the root,
-# reference, pin, criinfo/cri, crishim) with the previous release's tag of
+# reference, pin, criinfo/cri, crishim, rollout) with the previous release's tag of
 # that module (pin/v0.1.0 for pin), by apidiff (golang.org/x/exp/cmd/apidiff,
 # $SANDBOXPIN_APIDIFF, built by scripts/deps.sh), under README's stability
 # promise: reference and pin are frozen since v0.1.0, so any release that
@@ -135,7 +135,7 @@ clone() {
 # PUBLIC are the modules whose API a release keeps; cmd is a program,
 # internal, deploy and examples are never imported. FROZEN are those whose
 # API is frozen at v0.1.0 (README, "Stability").
-PUBLIC=". ./reference ./pin ./criinfo/cri ./crishim"
+PUBLIC=". ./reference ./pin ./criinfo/cri ./crishim ./rollout"
 FROZEN="./reference ./pin"
 
 # previous VERSION: the newest release tag of the root module below

@@ -67,7 +67,7 @@ func (e *usageError) Unwrap() error { return e.err }
 func commands(ctx context.Context) []*cobra.Command {
 	return []*cobra.Command{
 		newResolveCmd(ctx), newCheckCmd(ctx), newNormalizeCmd(), newAuditCmd(ctx),
-		newServeCmd(ctx), newShimCmd(ctx), newPrepullCmd(ctx), newFixCmd(ctx), newVersionCmd(),
+		newServeCmd(ctx), newShimCmd(ctx), newPrepullCmd(ctx), newFixCmd(ctx), newRolloutCmd(ctx), newVersionCmd(),
 	}
 }
 

@@ -11,6 +11,8 @@
 //	sandboxpin serve     [--listen ADDR] [--interval D] [--min-interval D] [--runtime-endpoint URL] [--root DIR] [version flags]
 //	sandboxpin shim      --listen unix:///path --runtime-endpoint URL [--pin PATTERN]... [--root DIR] [--metrics-listen ADDR]
 //	sandboxpin prepull   [--root DIR] [--kubeadm-version V] [-o text|json|yaml]
+//	sandboxpin fix       [--root DIR] [--runtime-endpoint URL | --images FILE] [version flags] [--write] [--backup-dir DIR]
+//	sandboxpin rollout   [--mode plan|write] [--node NAME] [--root DIR] [version flags] [--window HH:MM-HH:MM] [--prometheus-url URL] [--once]
 //	sandboxpin version   (or --version)
 //	sandboxpin completion bash|zsh|fish
 //

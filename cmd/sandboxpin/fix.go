@@ -170,7 +170,7 @@ func planNode(ctx context.Context, n *nodeFlags) (*remedy.Plan, *cri.Client, err
 	vctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	if err := remedy.Verify(vctx, p, n.options(client), judge); err != nil {
-		return nil, client, fail(exitError, "%v", err)
+		return nil, client, fail(exitError, "%w", err)
 	}
 	return p, client, nil
 }

@@ -22,7 +22,7 @@
 //	go run ./scripts/adoption [-consumers scripts/consumers.txt]
 //
 // Then it builds a new go 1.25 module for each of the live-side modules
-// (criinfo/cri, crishim; see importers), as a runtime shim or an installer
+// (criinfo/cri, crishim, rollout; see importers), as a runtime shim or an installer
 // starts one: `go mod init`, a file that uses the package, `go mod tidy`.
 // Its go line must stay at most what importers lists (go 1.25.0 for
 // criinfo/cri, the go line of Kubernetes 1.35 and k8s.io/cri-api v0.35), and
@@ -83,11 +83,14 @@ var importers = []importer{
 	// crishim corrects StreamImages, which k8s.io/cri-api has from v0.36.0,
 	// a go 1.26.0 module (see crishim/go.mod); its tests use the harness.
 	{pkg: "crishim", use: "crishim.New", maxGo: "1.26.0", why: "k8s.io/cri-api v0.36 (StreamImages) says go 1.26.0"},
+	// rollout talks to the API server through k8s.io/client-go v0.37, a go
+	// 1.26.0 module (its go.mod @v0.37.2); its tests use the harness.
+	{pkg: "rollout", use: "rollout.ParseWindow", maxGo: "1.26.0", why: "k8s.io/client-go v0.37 says go 1.26.0"},
 }
 
 // siblings are the module directories an importer's go.mod replaces with
 // this checkout (a replace of a module it does not need is ignored).
-var siblings = []string{"", "reference", "pin", "criinfo/cri", "crishim", "internal"}
+var siblings = []string{"", "reference", "pin", "criinfo/cri", "crishim", "rollout", "internal"}
 
 type importerResult struct {
 	importer

@@ -44,6 +44,7 @@ const module = "github.com/sandboxpin/sandboxpin"
 // program; internal, examples, deploy and scripts are never imported.
 var packages = []string{
 	"audit", "criinfo", "criinfo/cri", "criinfo/cri/fakecri", "crishim", "pin", "reference", "remedy", "resolve",
+	"rollout",
 }
 
 func main() {
