@@ -1,6 +1,9 @@
-// Package deploy holds no code: it is the Kubernetes manifests under
-// kubernetes/ (a DaemonSet running `sandboxpin serve` on every node, a
-// PodMonitor and a PrometheusRule), node-problem-detector's custom plugin
+// Package deploy is the Kubernetes manifests under kubernetes/ (a
+// DaemonSet running `sandboxpin serve` on every node, a PodMonitor and a
+// PrometheusRule) and kubernetes/fix/ (the opt-in fixer, `sandboxpin
+// rollout`: its RBAC, a ValidatingAdmissionPolicy, DaemonSet, PodMonitor
+// and alerts), the Grafana dashboard grafana/sandboxpin.json (its queries
+// for other tests: [DashboardQueries]), node-problem-detector's custom plugin
 // monitor under node-problem-detector/, the CRI shim's systemd unit and
 // kubelet drop-in under systemd/ (checked with systemd-analyze verify), and
 // the tests that check them by machine.
@@ -15,6 +18,8 @@
 // (SANDBOXPIN_PROMTOOL, built by scripts/deps.sh) checks the rule groups
 // extracted from the PrometheusRule and runs the unit tests in
 // prometheus/alerts.test.yaml, generated from the series of testdata/audit
-// that internal/kubelettest's live rows captured. This module keeps those
-// dependencies out of the others.
+// that internal/kubelettest's live rows captured and the fixer's series.
+// The fixer's ValidatingAdmissionPolicy is evaluated with cel-go, and every
+// dashboard query is run by promtool on realistic series and must return
+// one. This module keeps those dependencies out of the others.
 package deploy

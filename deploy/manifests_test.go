@@ -13,8 +13,10 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -80,17 +82,37 @@ func manifests() []manifest {
 		{"kubernetes/daemonset.yaml", func() object { return &appsv1.DaemonSet{} }, "apps/v1", "DaemonSet"},
 		{"kubernetes/podmonitor.yaml", func() object { return &monitoringv1.PodMonitor{} }, "monitoring.coreos.com/v1", "PodMonitor"},
 		{"kubernetes/prometheusrule.yaml", func() object { return &monitoringv1.PrometheusRule{} }, "monitoring.coreos.com/v1", "PrometheusRule"},
+		{"kubernetes/fix/serviceaccount.yaml", func() object { return &corev1.ServiceAccount{} }, "v1", "ServiceAccount"},
+		{"kubernetes/fix/clusterrole.yaml", func() object { return &rbacv1.ClusterRole{} }, "rbac.authorization.k8s.io/v1", "ClusterRole"},
+		{"kubernetes/fix/clusterrolebinding.yaml", func() object { return &rbacv1.ClusterRoleBinding{} }, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding"},
+		{"kubernetes/fix/role-lease.yaml", func() object { return &rbacv1.Role{} }, "rbac.authorization.k8s.io/v1", "Role"},
+		{"kubernetes/fix/rolebinding-lease.yaml", func() object { return &rbacv1.RoleBinding{} }, "rbac.authorization.k8s.io/v1", "RoleBinding"},
+		{"kubernetes/fix/role-events.yaml", func() object { return &rbacv1.Role{} }, "rbac.authorization.k8s.io/v1", "Role"},
+		{"kubernetes/fix/rolebinding-events.yaml", func() object { return &rbacv1.RoleBinding{} }, "rbac.authorization.k8s.io/v1", "RoleBinding"},
+		{"kubernetes/fix/validatingadmissionpolicy.yaml", func() object { return &admissionv1.ValidatingAdmissionPolicy{} }, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"},
+		{"kubernetes/fix/validatingadmissionpolicybinding.yaml", func() object { return &admissionv1.ValidatingAdmissionPolicyBinding{} }, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"},
+		{"kubernetes/fix/daemonset.yaml", func() object { return &appsv1.DaemonSet{} }, "apps/v1", "DaemonSet"},
+		{"kubernetes/fix/podmonitor.yaml", func() object { return &monitoringv1.PodMonitor{} }, "monitoring.coreos.com/v1", "PodMonitor"},
+		{"kubernetes/fix/prometheusrule.yaml", func() object { return &monitoringv1.PrometheusRule{} }, "monitoring.coreos.com/v1", "PrometheusRule"},
 		{"node-problem-detector/daemonset-patch.yaml", func() object { return &appsv1.DaemonSet{} }, "apps/v1", "DaemonSet"},
 	}
 }
 
+// kustomizations are the directories `kubectl apply -k` takes: the
+// exporter's and the fixer's.
+var kustomizations = []string{"kubernetes", "kubernetes/fix"}
+
 func TestManifestsDecodeStrictly(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("kubernetes/*")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	var files []string
+	for _, dir := range kustomizations {
+		fs, err := filepath.Glob(dir + "/*.yaml")
+		require.NoError(t, err)
+		require.NotEmpty(t, fs)
+		files = append(files, fs...)
+	}
 	for _, f := range files {
-		if f == kustomizationPath {
+		if filepath.Base(f) == kustomizationFile {
 			continue // TestKustomization
 		}
 		assert.True(t, slices.ContainsFunc(manifests(), func(m manifest) bool { return m.path == f }), "%s is checked", f)
@@ -108,33 +130,38 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	}
 }
 
-// kustomizationPath is the file `kubectl apply -k deploy/kubernetes` reads.
-const kustomizationPath = "kubernetes/kustomization.yaml"
+// kustomizationFile is the file `kubectl apply -k DIR` reads in DIR.
+const kustomizationFile = "kustomization.yaml"
 
-// TestKustomization checks kustomization.yaml strictly against the fields of
-// kustomize's Kustomization it uses: it lists every other manifest under
-// kubernetes/, each once, and nothing else. (sigs.k8s.io/kustomize/api is
+// TestKustomization checks each kustomization.yaml strictly against the
+// fields of kustomize's Kustomization it uses: it lists every other
+// manifest in its directory, each once, and nothing else. (sigs.k8s.io/kustomize/api is
 // not a dependency: v0.21.3 declares go 1.27.0, newer than this module's
 // toolchain, and would raise kube-openapi across the workspace.)
 func TestKustomization(t *testing.T) {
 	t.Parallel()
-	var k struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
-		Resources  []string `json:"resources"`
+	for _, dir := range kustomizations {
+		t.Run(dir, func(t *testing.T) {
+			t.Parallel()
+			var k struct {
+				APIVersion string   `json:"apiVersion"`
+				Kind       string   `json:"kind"`
+				Resources  []string `json:"resources"`
+			}
+			decodeStrict(t, filepath.Join(dir, kustomizationFile), &k)
+			assert.Equal(t, "kustomize.config.k8s.io/v1beta1", k.APIVersion)
+			assert.Equal(t, "Kustomization", k.Kind)
+			files, err := filepath.Glob(dir + "/*.yaml")
+			require.NoError(t, err)
+			var want []string
+			for _, f := range files {
+				if filepath.Base(f) != kustomizationFile {
+					want = append(want, filepath.Base(f))
+				}
+			}
+			assert.ElementsMatch(t, want, k.Resources, "%s/kustomization.yaml resources: every manifest once", dir)
+		})
 	}
-	decodeStrict(t, kustomizationPath, &k)
-	assert.Equal(t, "kustomize.config.k8s.io/v1beta1", k.APIVersion)
-	assert.Equal(t, "Kustomization", k.Kind)
-	files, err := filepath.Glob("kubernetes/*.yaml")
-	require.NoError(t, err)
-	var want []string
-	for _, f := range files {
-		if f != kustomizationPath {
-			want = append(want, filepath.Base(f))
-		}
-	}
-	assert.ElementsMatch(t, want, k.Resources, "kustomization.yaml resources: every manifest once")
 }
 
 // TestStrictDecodingCatchesTypos makes sure the decoding above can fail.
@@ -237,44 +264,69 @@ func TestPodMonitor(t *testing.T) {
 	assert.Equal(t, "node", ep.RelabelConfigs[0].TargetLabel, "alerts name the node")
 }
 
+// fixMetrics are the names `sandboxpin rollout` exports (README.md, "Fix a
+// fleet").
+var fixMetrics = []string{
+	"sandboxpin_fix_pending",
+	"sandboxpin_fix_by_hand",
+	"sandboxpin_fix_state",
+	"sandboxpin_fix_state_since_timestamp_seconds",
+	"sandboxpin_fix_halted",
+	"sandboxpin_fix_lock_held",
+	"sandboxpin_fix_runs_total",
+}
+
+// ruleFiles are the PrometheusRules: the exporter's alerts and the fixer's.
+var ruleFiles = []string{"kubernetes/prometheusrule.yaml", "kubernetes/fix/prometheusrule.yaml"}
+
+// clusterAlerts are the alerts about the whole rollout, not one node.
+var clusterAlerts = []string{"SandboxpinFixHalted"}
+
 func TestPrometheusRule(t *testing.T) {
 	t.Parallel()
-	var pr monitoringv1.PrometheusRule
-	decodeStrict(t, "kubernetes/prometheusrule.yaml", &pr)
 	var alerts []string
-	for _, g := range pr.Spec.Groups {
-		for _, r := range g.Rules {
-			t.Run(r.Alert, func(t *testing.T) {
-				t.Parallel()
+	for _, f := range ruleFiles {
+		var pr monitoringv1.PrometheusRule
+		decodeStrict(t, f, &pr)
+		for _, g := range pr.Spec.Groups {
+			for _, r := range g.Rules {
 				alerts = append(alerts, r.Alert)
-				expr := r.Expr.String()
-				e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
-				require.NoError(t, err, "%s: %s", r.Alert, expr)
-				assert.Equal(t, parser.ValueTypeVector, e.Type(), "an alert expression is an instant vector")
-				names := metricNames(e)
-				assert.NotEmpty(t, names)
-				for _, n := range names {
-					if n == "up" || n == "kube_node_info" {
-						// Prometheus' own series for the PodMonitor's
-						// targets (SandboxpinExporterDown), and
-						// kube-state-metrics' one series a node
-						// (SandboxpinExporterMissing).
-						continue
+				t.Run(r.Alert, func(t *testing.T) {
+					t.Parallel()
+					expr := r.Expr.String()
+					e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+					require.NoError(t, err, "%s: %s", r.Alert, expr)
+					assert.Equal(t, parser.ValueTypeVector, e.Type(), "an alert expression is an instant vector")
+					names := metricNames(e)
+					assert.NotEmpty(t, names)
+					for _, n := range names {
+						if n == "up" || n == "kube_node_info" {
+							// Prometheus' own series for the PodMonitor's
+							// targets (SandboxpinExporterDown), and
+							// kube-state-metrics' one series a node
+							// (SandboxpinExporterMissing).
+							continue
+						}
+						assert.Contains(t, append(slices.Clone(exportedMetrics), fixMetrics...), n, "%s names a metric sandboxpin exports", r.Alert)
 					}
-					assert.Contains(t, exportedMetrics, n, "%s names a metric sandboxpin exports", r.Alert)
-				}
-				assert.NotEmpty(t, r.Annotations["runbook"], "a runbook line")
-				assert.NotEmpty(t, r.Annotations["runbook_url"])
-				assert.NotEmpty(t, r.Annotations["summary"])
-				assert.NotNil(t, r.For)
-				assert.Contains(t, expr, "by (node)", "the alert names the node")
-			})
+					assert.NotEmpty(t, r.Annotations["runbook"], "a runbook line")
+					assert.NotEmpty(t, r.Annotations["runbook_url"])
+					assert.NotEmpty(t, r.Annotations["summary"])
+					assert.NotNil(t, r.For)
+					if slices.Contains(clusterAlerts, r.Alert) {
+						assert.NotContains(t, expr, "node", "an alert about the rollout, one for the cluster")
+					} else {
+						assert.Contains(t, expr, "by (node", "the alert names the node")
+					}
+				})
+			}
 		}
 	}
-	t.Cleanup(func() {
-		slices.Sort(alerts)
-		assert.Equal(t, []string{"SandboxImageMissing", "SandboxImageNotStoredAsConfigured", "SandboxImageUnprotected", "SandboxpinAuditFailing", "SandboxpinExporterDown", "SandboxpinExporterMissing"}, alerts)
-	})
+	slices.Sort(alerts)
+	assert.Equal(t, []string{
+		"SandboxImageMissing", "SandboxImageNotStoredAsConfigured", "SandboxImageUnprotected", "SandboxpinAuditFailing",
+		"SandboxpinExporterDown", "SandboxpinExporterMissing", "SandboxpinFixHalted", "SandboxpinFixPending", "SandboxpinFixStuck",
+	}, alerts)
 }
 
 // TestPromQLParserRejects makes sure the parser check above can fail.

@@ -44,6 +44,8 @@ const (
 	// in prometheus-operator pkg/apis/monitoring/v1/podmonitor_types.go at
 	// v0.95.2).
 	job = "sandboxpin/sandboxpin"
+	// fixJob is the job of the fixer's PodMonitor's targets.
+	fixJob = "sandboxpin/sandboxpin-fix"
 	// node is the node label of every scenario's series.
 	node = "worker-1"
 	// scrape is the PodMonitor's interval and the unit tests' step.
@@ -70,12 +72,18 @@ func promtool(t *testing.T) string {
 	return bin
 }
 
-// loadRules returns the PrometheusRule's groups.
+// loadRules returns the groups of both PrometheusRules (ruleFiles), as one
+// rule file: the Prometheus Operator writes one file a PrometheusRule,
+// which Prometheus evaluates alike.
 func loadRules(t *testing.T) []monitoringv1.RuleGroup {
 	t.Helper()
-	var pr monitoringv1.PrometheusRule
-	decodeStrict(t, "kubernetes/prometheusrule.yaml", &pr)
-	return pr.Spec.Groups
+	var groups []monitoringv1.RuleGroup
+	for _, f := range ruleFiles {
+		var pr monitoringv1.PrometheusRule
+		decodeStrict(t, f, &pr)
+		groups = append(groups, pr.Spec.Groups...)
+	}
+	return groups
 }
 
 // rulesYAML is the PrometheusRule's groups as a Prometheus rule file, with
@@ -113,6 +121,59 @@ type state struct {
 	// gone is a node without an exporter pod: no target, so no up series
 	// either.
 	gone bool
+	// fix is the state the node's fixer reports ("" for no fixer), and
+	// halted whether it sees the rollout halted.
+	fix    string
+	halted bool
+}
+
+// The fixer's states (rollout.State; README.md, "Fix a fleet"), and those
+// in which a node holds a Lease or has a plan not yet written.
+var (
+	fixStates  = []string{"none", "pending", "waiting", "blocked", "applying", "restarting", "checking", "done", "failed", "halted", "by-hand"}
+	lockStates = []string{"blocked", "applying", "restarting", "checking"}
+	planStates = []string{"pending", "waiting", "blocked", "applying", "failed", "halted"}
+)
+
+// fixSamples are the series the node's fixer serves in state s, which it
+// entered at minute since, having finished done and failed runs.
+func fixSamples(s state, since, done, failed int) []sample {
+	return nodeFixSamples(node, s, since, done, failed)
+}
+
+// nodeFixSamples is fixSamples for the node named nodeName.
+func nodeFixSamples(nodeName string, s state, since, done, failed int) []sample {
+	if s.fix == "" {
+		return nil
+	}
+	target := map[string]string{"job": fixJob, "instance": nodeName + ":9629", "node": nodeName}
+	one := func(name string, v float64, extra ...string) sample {
+		l := maps.Clone(target)
+		for i := 0; i+1 < len(extra); i += 2 {
+			l[extra[i]] = extra[i+1]
+		}
+		return sample{series: seriesName(name, l), value: v}
+	}
+	b := func(ok bool) float64 {
+		if ok {
+			return 1
+		}
+		return 0
+	}
+	out := []sample{
+		one("up", 1),
+		one("sandboxpin_fix_pending", b(slices.Contains(planStates, s.fix))),
+		one("sandboxpin_fix_by_hand", b(s.fix == "by-hand")),
+		one("sandboxpin_fix_halted", b(s.halted)),
+		one("sandboxpin_fix_lock_held", b(slices.Contains(lockStates, s.fix))),
+		one("sandboxpin_fix_state_since_timestamp_seconds", float64(since)*scrape.Seconds()),
+		one("sandboxpin_fix_runs_total", float64(done), "outcome", "done"),
+		one("sandboxpin_fix_runs_total", float64(failed), "outcome", "failed"),
+	}
+	for _, st := range fixStates {
+		out = append(out, one("sandboxpin_fix_state", b(st == s.fix), "state", st))
+	}
+	return out
 }
 
 // A phase is a state that lasts some minutes.
@@ -126,6 +187,8 @@ type phase struct {
 type fired struct {
 	alert      string
 	onset, end int
+	// labels are the alert's labels besides the rule's: nil is the node.
+	labels map[string]string
 }
 
 // scenario is one node's history and the alerts it must raise.
@@ -143,7 +206,14 @@ var (
 	down       = state{}
 	notAudited = state{up: true} // serve restarted, before its first audit
 	gone       = state{gone: true}
+	aliasNode  = state{capture: "containerd-2.4-alias.prom", up: true}
 )
+
+// fixing is s with its fixer in state fix.
+func fixing(s state, fix string) state {
+	s.fix = fix
+	return s
+}
 
 // phases that end at minute 40 with the node fixed for 20 more.
 func badFor40(capture string) []phase {
@@ -157,50 +227,94 @@ var scenarios = []scenario{
 	{
 		name:   "containerd 1.6.20, exact name: never pinned",
 		phases: badFor40("containerd-1.6-exact.prom"),
-		fires:  []fired{{"SandboxImageUnprotected", 0, 40}},
+		fires:  []fired{{"SandboxImageUnprotected", 0, 40, nil}},
 	},
 	{
 		name:   "containerd 2.4.2, alias: not pinned, and not stored as configured",
 		phases: badFor40("containerd-2.4-alias.prom"),
-		fires:  []fired{{"SandboxImageUnprotected", 0, 40}, {"SandboxImageNotStoredAsConfigured", 0, 40}},
+		fires:  []fired{{"SandboxImageUnprotected", 0, 40, nil}, {"SandboxImageNotStoredAsConfigured", 0, 40, nil}},
 	},
 	{
 		name:   "containerd 2.4.2, alias, through the shim: pinned, but not stored as configured",
 		phases: badFor40("containerd-2.4-alias-shim.prom"),
-		fires:  []fired{{"SandboxImageNotStoredAsConfigured", 0, 40}},
+		fires:  []fired{{"SandboxImageNotStoredAsConfigured", 0, 40, nil}},
 	},
 	{
 		name:   "containerd 1.6.20 after the kubelet deleted the pause image",
 		phases: badFor40("containerd-1.6-exact-after-gc.prom"),
-		fires:  []fired{{"SandboxImageMissing", 0, 40}},
+		fires:  []fired{{"SandboxImageMissing", 0, 40, nil}},
 	},
 	{
 		name:   "the audit fails",
 		phases: badFor40("audit-failed.prom"),
-		fires:  []fired{{"SandboxpinAuditFailing", 0, 40}},
+		fires:  []fired{{"SandboxpinAuditFailing", 0, 40, nil}},
 	},
 	{
 		// The timestamp stays at minute 10: older than 1800 s from
 		// minute 41 on.
 		name:   "audits stop finishing",
 		phases: []phase{{11, fixedNode}, {50, state{capture: fixedNode.capture, up: true, frozen: true}}, {20, fixedNode}},
-		fires:  []fired{{"SandboxpinAuditFailing", 41, 61}},
+		fires:  []fired{{"SandboxpinAuditFailing", 41, 61, nil}},
 	},
 	{
 		name:   "the exporter does not answer",
 		phases: []phase{{10, fixedNode}, {30, down}, {20, fixedNode}},
-		fires:  []fired{{"SandboxpinExporterDown", 10, 40}},
+		fires:  []fired{{"SandboxpinExporterDown", 10, 40, nil}},
 	},
 	{
 		name:   "the exporter pod is gone from the node (deleted, evicted, not scheduled)",
 		phases: []phase{{10, fixedNode}, {30, gone}, {20, fixedNode}},
-		fires:  []fired{{"SandboxpinExporterMissing", 10, 40}},
+		fires:  []fired{{"SandboxpinExporterMissing", 10, 40, nil}},
 	},
 	{
 		// What a cluster without kube-state-metrics gets: nothing.
 		name:   "the exporter pod is gone, no kube-state-metrics",
 		phases: []phase{{10, fixedNode}, {30, gone}, {20, fixedNode}},
 		noKSM:  true,
+	},
+	{
+		name:   "plan mode: a plan pending on an alias node, then fixed by hand",
+		phases: []phase{{90, state{capture: aliasNode.capture, up: true, fix: "pending"}}, {20, state{capture: fixedNode.capture, up: true, fix: "none"}}},
+		fires:  []fired{{"SandboxImageUnprotected", 0, 90, nil}, {"SandboxImageNotStoredAsConfigured", 0, 90, nil}, {"SandboxpinFixPending", 0, 90, nil}},
+	},
+	{
+		name: "write mode: the node waits, writes, restarts, checks and is done",
+		phases: []phase{
+			{5, fixing(aliasNode, "waiting")}, {2, fixing(aliasNode, "blocked")}, {1, fixing(aliasNode, "applying")},
+			{1, fixing(aliasNode, "restarting")}, {2, fixing(fixedNode, "checking")}, {30, fixing(fixedNode, "done")},
+		},
+	},
+	{
+		// Restarting from minute 2: more than 1800 s from minute 33.
+		name:   "write mode: the runtime does not come back",
+		phases: []phase{{2, fixing(aliasNode, "waiting")}, {50, fixing(aliasNode, "restarting")}, {20, fixing(fixedNode, "done")}},
+		fires: []fired{
+			{"SandboxImageUnprotected", 0, 52, nil}, {"SandboxImageNotStoredAsConfigured", 0, 52, nil},
+			{"SandboxpinFixStuck", 33, 52, map[string]string{"node": node, "state": "restarting"}},
+		},
+	},
+	{
+		// Blocked from minute 0: more than 86400 s from minute 1441.
+		name:   "write mode: a gate stays closed for a day",
+		phases: []phase{{1500, fixing(aliasNode, "blocked")}, {20, fixing(fixedNode, "done")}},
+		fires: []fired{
+			{"SandboxImageUnprotected", 0, 1500, nil}, {"SandboxImageNotStoredAsConfigured", 0, 1500, nil},
+			{"SandboxpinFixPending", 0, 1500, nil}, {"SandboxpinFixStuck", 1441, 1500, map[string]string{"node": node, "state": "blocked"}},
+		},
+	},
+	{
+		// One alert for the cluster: no node label.
+		name: "write mode: the fix fails, the rollout halts, a person lifts the halt",
+		phases: []phase{
+			{3, fixing(aliasNode, "waiting")}, {1, fixing(aliasNode, "applying")},
+			{30, state{capture: aliasNode.capture, up: true, fix: "failed", halted: true}},
+			{5, fixing(aliasNode, "waiting")}, {1, fixing(aliasNode, "applying")}, {1, fixing(aliasNode, "restarting")},
+			{2, fixing(fixedNode, "checking")}, {20, fixing(fixedNode, "done")},
+		},
+		fires: []fired{
+			{"SandboxImageUnprotected", 0, 41, nil}, {"SandboxImageNotStoredAsConfigured", 0, 41, nil},
+			{"SandboxpinFixHalted", 4, 34, map[string]string{}},
+		},
 	},
 	{
 		name:   "a healthy node",
@@ -251,6 +365,12 @@ type sample struct {
 // labels added as Prometheus adds them.
 func loadCapture(t *testing.T, file string) []sample {
 	t.Helper()
+	return loadNodeCapture(t, file, node)
+}
+
+// loadNodeCapture is loadCapture for the node named nodeName.
+func loadNodeCapture(t *testing.T, file, nodeName string) []sample {
+	t.Helper()
 	f, err := os.Open(filepath.Join(captureDir, file))
 	require.NoError(t, err, "captured by internal/kubelettest's live rows with -update")
 	defer f.Close()
@@ -260,7 +380,7 @@ func loadCapture(t *testing.T, file string) []sample {
 	var out []sample
 	for _, name := range slices.Sorted(maps.Keys(fams)) {
 		for _, m := range fams[name].GetMetric() {
-			labels := map[string]string{"job": job, "instance": node + ":9627", "node": node}
+			labels := map[string]string{"job": job, "instance": nodeName + ":9627", "node": nodeName}
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
@@ -284,7 +404,7 @@ const timestampMetric = "sandboxpin_audit_timestamp_seconds"
 
 // values compresses one value per minute ("_" for none, "stale", or a
 // number) into promtool's expanding notation: "_xN" is N missing samples,
-// "a+bxN" is a and N more, each b higher.
+// "a+bxN" is a and N more, each b higher ("a-bxN": lower).
 func values(vs []string) string {
 	var out []string
 	for i := 0; i < len(vs); {
@@ -315,6 +435,8 @@ func values(vs []string) string {
 			out = append(out, vs[i])
 		case step == 0:
 			out = append(out, fmt.Sprintf("%sx%d", vs[i], j-i-1))
+		case step < 0: // "a-bxN": promtool reads no "+-"
+			out = append(out, fmt.Sprintf("%s-%sx%d", vs[i], strconv.FormatFloat(-step, 'g', -1, 64), j-i-1))
 		default:
 			out = append(out, fmt.Sprintf("%s+%sx%d", vs[i], strconv.FormatFloat(step, 'g', -1, 64), j-i-1))
 		}
@@ -348,7 +470,18 @@ func generate(t *testing.T) ruleTests {
 		series := map[string][]string{}
 		upSeries := seriesName("up", map[string]string{"job": job, "instance": node + ":9627", "node": node})
 		minute, frozenAt := 0, 0
+		prevFix, fixSince, done, failed := "", 0, 0, 0
 		for _, p := range sc.phases {
+			if p.fix != prevFix {
+				fixSince, prevFix = minute, p.fix
+				switch p.fix {
+				case "done":
+					done++
+				case "failed":
+					failed++
+				}
+			}
+			samples := append(slices.Clone(captures[p.capture]), fixSamples(p.state, fixSince, done, failed)...)
 			for range p.minutes {
 				if !sc.noKSM {
 					// kube-state-metrics' series keep their own node label
@@ -371,7 +504,7 @@ func generate(t *testing.T) ruleTests {
 					frozenAt = minute
 				}
 				seen := map[string]bool{}
-				for _, s := range captures[p.capture] {
+				for _, s := range samples {
 					v := strconv.FormatFloat(s.value, 'g', -1, 64)
 					if strings.HasPrefix(s.series, timestampMetric+"{") {
 						v = strconv.Itoa(frozenAt * int(scrape.Seconds()))
@@ -403,7 +536,11 @@ func generate(t *testing.T) ruleTests {
 		}
 		// When each alert fires, and the minutes to look at: around
 		// each change, and the last one.
-		firing := map[string][2]int{}
+		type window struct {
+			from, end int
+			labels    map[string]string
+		}
+		firing := map[string]window{}
 		times := map[int]bool{total - 1: true}
 		start := 0
 		for _, p := range sc.phases {
@@ -419,7 +556,7 @@ func generate(t *testing.T) ruleTests {
 			require.NoError(t, err, "%s: for: %s", f.alert, *r.For)
 			from := f.onset + int(time.Duration(wait)/scrape)
 			require.Less(t, from, f.end, "%s: %s cannot fire before it resolves", sc.name, f.alert)
-			firing[f.alert] = [2]int{from, f.end}
+			firing[f.alert] = window{from, f.end, f.labels}
 			for _, m := range []int{from - 1, from, f.end - 1, f.end} {
 				times[m] = true
 			}
@@ -430,8 +567,8 @@ func generate(t *testing.T) ruleTests {
 			}
 			for _, a := range alerts {
 				at := alertTest{EvalTime: (time.Duration(m) * scrape).String(), Alertname: a, ExpAlerts: []expAlert{}}
-				if w, ok := firing[a]; ok && m >= w[0] && m < w[1] {
-					at.ExpAlerts = append(at.ExpAlerts, expected(t, rules[a], value(t, a, sc, m)))
+				if w, ok := firing[a]; ok && m >= w.from && m < w.end {
+					at.ExpAlerts = append(at.ExpAlerts, expected(t, rules[a], value(t, a, sc, m), w.labels))
 				}
 				rt.Alerts = append(rt.Alerts, at)
 			}
@@ -463,26 +600,33 @@ func value(t *testing.T, alert string, sc scenario, m int) float64 {
 	return 0
 }
 
-// expected is the alert r raises for the node: its labels, and its
-// annotations with the node and value filled in.
-func expected(t *testing.T, r monitoringv1.Rule, v float64) expAlert {
+// expected is the alert r raises with labels (nil: the node's): those
+// and the rule's, and its annotations with the labels and value filled in.
+func expected(t *testing.T, r monitoringv1.Rule, v float64, labels map[string]string) expAlert {
 	t.Helper()
-	labels := map[string]string{"node": node}
-	maps.Copy(labels, r.Labels)
+	if labels == nil {
+		labels = map[string]string{"node": node}
+	}
+	labels = maps.Clone(labels)
 	annotations := map[string]string{}
 	for k, a := range r.Annotations {
-		a = strings.ReplaceAll(a, "{{ $labels.node }}", node)
+		for name, l := range labels {
+			a = strings.ReplaceAll(a, "{{ $labels."+name+" }}", l)
+		}
 		a = strings.ReplaceAll(a, "{{ $value }}", strconv.FormatFloat(v, 'g', -1, 64))
 		require.NotContains(t, a, "{{", "%s: annotation %s uses a template this test does not fill in", r.Alert, k)
 		annotations[k] = a
 	}
+	maps.Copy(labels, r.Labels)
 	return expAlert{Labels: labels, Annotations: annotations}
 }
 
 // ruleTestsHeader starts the generated file.
-const ruleTestsHeader = `# promtool's unit tests of deploy/kubernetes/prometheusrule.yaml, generated
-# by deploy/rules_test.go from the scenarios there and the series that the
-# live tests captured (deploy/testdata/audit). Regenerate:
+const ruleTestsHeader = `# promtool's unit tests of deploy/kubernetes/prometheusrule.yaml and
+# deploy/kubernetes/fix/prometheusrule.yaml, generated by
+# deploy/rules_test.go from the scenarios there, the series that the live
+# tests captured (deploy/testdata/audit) and the fixer's series (fixSamples).
+# Regenerate:
 #   cd deploy && go test -run TestAlertRuleTestsUpToDate -update .
 # Run (the rule groups are extracted from the PrometheusRule first):
 #   cd deploy && go test -run TestAlertRules .
@@ -562,6 +706,11 @@ func TestAlertRulesCatchMistakes(t *testing.T) {
 		{name: "missing exporter told by up == 0", from: `unless on (node) max by (node) (up{job="sandboxpin/sandboxpin"})`, to: `and on (node) max by (node) (up{job="sandboxpin/sandboxpin"}) == 0`},
 		{name: "for", from: "15m", to: "30m"},
 		{name: "node label dropped", from: "max by (node) (sandboxpin_sandbox_image_present) == 0", to: "max(sandboxpin_sandbox_image_present) == 0"},
+		{name: "a step stuck: threshold", from: "sandboxpin_fix_state_since_timestamp_seconds) > 1800", to: "sandboxpin_fix_state_since_timestamp_seconds) > 3600"},
+		{name: "blocked told from waiting", from: `state="blocked"`, to: `state="waiting"`},
+		{name: "halted: for", from: "1m", to: "5m"},
+		{name: "halted: one alert a node", from: "max(sandboxpin_fix_halted)", to: "max by (node) (sandboxpin_fix_halted)"},
+		{name: "pending: for", from: "1h", to: "2h"},
 		{name: "syntax", from: "max by (node) (sandboxpin_unprotected_images) > 0", to: "max by (node) (sandboxpin_unprotected_images > 0", checkFail: true},
 	}
 	for _, tt := range tests {
