@@ -188,6 +188,10 @@ func TestClusterRollout(t *testing.T) {
 		assert.Contains(t, plan, "/etc/containerd/config.toml", "%s: the plan edits the node's containerd config", n.name)
 	}
 
+	// The fixer, in plan mode: each node publishes its plan and nothing
+	// on either node changes.
+	r := deployRollout(t, cp, nodes)
+
 	// The kubelet's GC removes the unpinned pause image on both nodes
 	// (its second round, 5 min after it started).
 	for _, n := range rolloutNodes {
@@ -223,6 +227,10 @@ func TestClusterRollout(t *testing.T) {
 		"get", "nodes", "-o", `jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
 	assert.Equal(t, sleepers, containerStarts(t, cp), "the pods ran on across the restarts")
 	t.Logf("kubectl get nodes,pods -A -o wide:\n%s", cp.MustKubectl(t, "get", "nodes,pods", "-A", "-o", "wide"))
+
+	// The rollout, in write mode; then a failure, the halt and its lift.
+	r.write(t, pause)
+	assert.Equal(t, sleepers, containerStarts(t, cp), "the pods ran on across the rollout's restarts")
 }
 
 // gcLines returns the kubelet's lines about image GC.
