@@ -98,20 +98,17 @@ func (l *Lock) Acquire(ctx context.Context) (held context.Context, release func(
 	}
 	var last error // the last error retried, for the error when ctx ends
 	for {
-		for i := range max(l.Concurrency, 1) {
-			name := l.leaseName(i)
-			ok, err := l.take(ctx, name)
-			switch {
-			case ok:
-				held, release := l.hold(ctx, name)
-				return held, release, nil
-			case err == nil, apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
-				// Held by another node, or another node was faster.
-			case retriable(err):
-				last = err
-			default:
-				return nil, nil, err
-			}
+		name, err := l.take(ctx)
+		switch {
+		case name != "":
+			held, release := l.hold(ctx, name)
+			return held, release, nil
+		case err == nil, apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
+			// All held by other nodes, or another node was faster.
+		case retriable(err):
+			last = err
+		default:
+			return nil, nil, err
 		}
 		select {
 		case <-ctx.Done():
@@ -136,33 +133,61 @@ func retriable(err error) bool {
 		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err)
 }
 
-// take takes the Lease name if it is free, expired or already this
-// holder's, creating it when it does not exist. It reports false with a
-// nil error when another holder has it.
-func (l *Lock) take(ctx context.Context, name string) (bool, error) {
+// take reads every Lease and takes one: the one this holder already has
+// (it restarted), else the first free, expired or missing one (created).
+// It returns the Lease's name, or "" with a nil error when other holders
+// have them all.
+func (l *Lock) take(ctx context.Context) (string, error) {
 	now := metav1.NowMicro()
-	lease, err := l.leases().Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: l.Namespace}}
+	var pick *coordinationv1.Lease // nil with name set: create it
+	name := ""
+	for i := range max(l.Concurrency, 1) {
+		n := l.leaseName(i)
+		lease, err := l.leases().Get(ctx, n, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			if name == "" {
+				name = n
+			}
+			continue
+		}
+		if err != nil {
+			return "", wrapLease(l.Namespace, n, err)
+		}
+		holder := deref(lease.Spec.HolderIdentity)
+		if holder == l.Identity {
+			pick, name = lease, n
+			break
+		}
+		if name == "" && (holder == "" || expired(&lease.Spec, now.Time)) {
+			pick, name = lease, n
+		}
+	}
+	switch {
+	case name == "":
+		return "", nil
+	case pick == nil:
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: l.Namespace}}
 		l.setHolder(&lease.Spec, now, true)
-		_, err = l.leases().Create(ctx, lease, metav1.CreateOptions{})
-		return err == nil, wrapLease(l.Namespace, name, err)
-	}
-	if err != nil {
-		return false, wrapLease(l.Namespace, name, err)
-	}
-	holder := deref(lease.Spec.HolderIdentity)
-	if holder != "" && holder != l.Identity && !expired(&lease.Spec, now.Time) {
-		return false, nil
+		_, err := l.leases().Create(ctx, lease, metav1.CreateOptions{})
+		return taken(name, wrapLease(l.Namespace, name, err))
 	}
 	// As leaderelection's tryAcquireOrRenew does: a new holder counts a
 	// transition and its own acquireTime; the same holder keeps both.
-	if holder != l.Identity {
-		lease.Spec.LeaseTransitions = ptr(deref(lease.Spec.LeaseTransitions) + 1)
+	again := deref(pick.Spec.HolderIdentity) == l.Identity
+	if !again {
+		pick.Spec.LeaseTransitions = ptr(deref(pick.Spec.LeaseTransitions) + 1)
 	}
-	l.setHolder(&lease.Spec, now, holder != l.Identity)
-	_, err = l.leases().Update(ctx, lease, metav1.UpdateOptions{})
-	return err == nil, wrapLease(l.Namespace, name, err)
+	l.setHolder(&pick.Spec, now, !again)
+	_, err := l.leases().Update(ctx, pick, metav1.UpdateOptions{})
+	return taken(name, wrapLease(l.Namespace, name, err))
+}
+
+// taken returns name when err is nil, else "" and err.
+func taken(name string, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return name, nil
 }
 
 // setHolder makes spec this holder's, renewed at now.

@@ -68,6 +68,16 @@ func TestLockAcquire(t *testing.T) {
 			concurrency: 2, wantLease: "sandboxpin-fix-1",
 		},
 		{
+			name:        "own before free, after a restart",
+			existing:    []runtime.Object{lease("sandboxpin-fix", "", time.Minute, 1, 3), lease("sandboxpin-fix-1", "node-a", time.Second, 30, 5)},
+			concurrency: 2, wantLease: "sandboxpin-fix-1", transitions: 5,
+		},
+		{
+			name:        "own before missing",
+			existing:    []runtime.Object{lease("sandboxpin-fix-2", "node-a", time.Second, 30, 1)},
+			concurrency: 3, wantLease: "sandboxpin-fix-2", transitions: 1,
+		},
+		{
 			name:        "third of three, second expired",
 			existing:    []runtime.Object{lease("sandboxpin-fix", "node-b", 0, 30, 0), lease("sandboxpin-fix-1", "node-c", time.Hour, 30, 1)},
 			concurrency: 3, wantLease: "sandboxpin-fix-1", transitions: 2,
