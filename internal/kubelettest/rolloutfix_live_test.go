@@ -161,9 +161,10 @@ func (r *rolloutRun) waitState(t *testing.T, node string, timeout time.Duration,
 }
 
 // nodeFiles hashes every file under the node's etc/ (the overlay's upper
-// layer: what the node changed of /etc) and the kubelet's own files
-// directly under /var/lib/kubelet (config.yaml, kubeadm-flags.env), by
-// path.
+// layer: what the node changed of /etc) and the files directly under
+// /var/lib/kubelet (config.yaml, kubeadm-flags.env) but the kubelet's own
+// checkpoints (actuated_pods_state, allocated_pods_state: it rewrites them
+// as pods come and go), by path.
 func nodeFiles(t *testing.T, n *clustertest.Node) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -183,7 +184,7 @@ func nodeFiles(t *testing.T, n *clustertest.Node) map[string]string {
 	entries, err := os.ReadDir(filepath.Join(n.Dir, "kubelet"))
 	require.NoError(t, err)
 	for _, e := range entries {
-		if e.Type().IsRegular() {
+		if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), "_state") {
 			add(filepath.Join(n.Dir, "kubelet", e.Name()))
 		}
 	}
@@ -266,7 +267,7 @@ func (r *rolloutRun) write(t *testing.T, pause []byte) {
 		}
 	}
 	for _, n := range rolloutNodes {
-		assert.Equal(t, "done", states[n.name], "%s ends done", n.name)
+		assert.Equal(t, n.wantState, states[n.name], "%s's state after write mode", n.name)
 	}
 	windows := r.writeWindows(t)
 	t.Logf("write windows: %v", windows)
@@ -283,7 +284,7 @@ func (r *rolloutRun) write(t *testing.T, pause []byte) {
 		require.Eventually(t, func() bool { return len(kubelettest.GCRoundDone().FindAllString(node.KubeletLog(), -1)) > rounds },
 			kubelettest.ImageGCPeriod+time.Minute, 5*time.Second, "%s: a GC round", n.name)
 		_, kept := imageIDs(t.Context(), t, node.Containerd.Endpoint)[n.stored[0]]
-		assert.True(t, kept, "%s: the kubelet's GC keeps the pause image %s after the rollout (%s)", n.name, id, states[n.name])
+		assert.Equal(t, states[n.name] == "done", kept, "%s: the kubelet's GC keeps the pause image %s after the rollout exactly where it ended done (%s)", n.name, id, states[n.name])
 		t.Logf("%s: the kubelet's GC after the rollout:\n%s", n.name, gcLines(node.KubeletLog()))
 	}
 
@@ -291,8 +292,8 @@ func (r *rolloutRun) write(t *testing.T, pause []byte) {
 	// containerd restart made to fail.
 	failing, other := rolloutNodes[1], rolloutNodes[0]
 	otherBefore := nodeFiles(t, r.nodes[other.name])
-	r.nodes[failing.name].FailNextRestart("containerd.service", fmt.Errorf("the test fails this restart"))
 	breakNode(t, r.nodes[failing.name], failing, pause)
+	r.nodes[failing.name].FailNextRestart("containerd.service", fmt.Errorf("the test fails this restart"))
 	r.waitState(t, failing.name, 6*time.Minute, "failed")
 	halted := cp.Wait(t, time.Minute, func(out string) bool { return out != "" }, "-n", "sandboxpin", "get", "lease", "sandboxpin-fix", "-o", `jsonpath={.metadata.annotations.sandboxpin\.io/halted}`)
 	t.Logf("halted: the Lease's sandboxpin.io/halted: %s; %s: %s", halted, failing.name, r.annotations(t, failing.name))
