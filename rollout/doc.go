@@ -7,6 +7,13 @@
 // person lifts it. [Systemd] restarts the units a fix names through
 // systemd's D-Bus API.
 //
+// Every type here holds only its configuration: one value may be used from
+// several goroutines. A zero field means "not given" (a Gates without a
+// Node skips the Ready gate; the zero [Window] is always open), and names
+// default to [DefaultLease]. Times are the node's clock: a Lease expires
+// by its renewTime, so the nodes' clocks must agree to well within
+// [Lock.Duration], as NTP keeps them.
+//
 // The node's side (plan, write, restart, check, restore) is the
 // `sandboxpin rollout` command (cmd/sandboxpin); deploy/kubernetes/fix runs
 // it as a DaemonSet. README.md, "Fix a fleet", says how to use it.

@@ -83,7 +83,8 @@ func (l *Lock) leaseName(i int) string {
 // Acquire blocks until it holds one of the Leases (or ctx ends), and keeps
 // renewing it. The returned context ends when the Lease is lost or
 // released; release gives it up (holderIdentity cleared) and is safe to
-// call more than once.
+// call more than once. When ctx ends, the held context ends too and
+// renewing stops, but the Lease stays held until release or its expiry.
 //
 // While it waits, it reads the Leases again every Duration/3 to 2/3
 // (jittered, so that waiting nodes spread their requests). A conflict or
