@@ -35,6 +35,9 @@
 // or whole-new), with its mode and owner, keeping the originals under
 // [DefaultBackupDir]; a file that changed since it was planned, or changes
 // while it is written, is refused. [Sweep] removes what a killed run left.
+// [Restore] undoes a written plan from its backups, file by file, where
+// no other writer changed the file since.
 //
-// The package is pure: it asks no socket. sandboxpin fix is its command.
+// The package is pure: it asks no socket. sandboxpin fix is its command;
+// sandboxpin rollout writes, and restores, a plan over a cluster.
 package remedy

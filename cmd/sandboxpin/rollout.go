@@ -67,11 +67,14 @@ func newRolloutCmd(ctx context.Context) *cobra.Command {
 			"--window in --time-zone), plans again, writes the edits (the originals kept under --backup-dir),\n" +
 			"pulls through CRI, restarts the plan's units through systemd's D-Bus API at --systemd-address\n" +
 			"(the runtime first, the kubelet last), and waits up to --check-timeout for the runtime to answer,\n" +
-			"the Node to be Ready again when the kubelet restarted, and the live audit to say protected.\n" +
+			"the Node to be Ready (its kubelet reporting since its restart, when it restarted), and the live\n" +
+			"audit to say protected. Without --kubelet-version the kubelet's version is the one its Node reports.\n" +
 			"Then it is done, and releases the Lease. Any failure restores the originals, restarts the units\n" +
 			"again, marks the node failed and halts the rollout on every node (the sandboxpin.io/halted\n" +
 			"annotation on the Lease) until a person lifts it:\n\n" +
 			"  kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-\n\n" +
+			"Stopped while it waits for the lock, it writes nothing; a write under way runs to its end (done,\n" +
+			"or restored), which the pod's grace period must allow: --restart-timeout plus --check-timeout.\n\n" +
 			"It keeps running, publishing and serving metrics, whatever happens; --once runs one pass and\n" +
 			"exits: 0, or 1 when the fix failed (restored, the rollout halted), 2 on error.",
 		Example: "  sandboxpin rollout --root /host --node \"$NODE_NAME\"                 # plan mode: publish only\n" +
@@ -297,10 +300,26 @@ func (fx *fixer) pass(ctx context.Context) error {
 	if stop, err := fx.halted(ctx, p); stop || err != nil {
 		return err
 	}
+	// The gates first without the lock: a closed one neither takes the
+	// lock nor flips the node between waiting and blocked (an Event each).
+	if reason := fx.closed(ctx); reason != "" {
+		return fx.publishStatus(ctx, rollout.StateBlocked, p, reason)
+	}
 	if err := fx.publish(ctx, rollout.StateWaiting, p); err != nil {
 		return err
 	}
-	held, release, err := fx.lock.Acquire(ctx)
+	// The wait for the lock ends with ctx; once the lock is held, a write
+	// under way runs to its end (done, or restored) though ctx ends: the
+	// pod's grace period is meant to cover --restart-timeout and
+	// --check-timeout. The Lease's loss still ends it.
+	wait, cancelWait := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelWait(nil)
+	stopWait := context.AfterFunc(ctx, func() { cancelWait(context.Cause(ctx)) })
+	held, release, err := fx.lock.Acquire(wait)
+	if err == nil && !stopWait() {
+		// ctx ended as the lock was taken: nothing is written.
+		return errors.Join(ctx.Err(), release(context.WithoutCancel(ctx)))
+	}
 	if errors.Is(err, rollout.ErrHalted) {
 		_, err = fx.halted(ctx, p)
 		return err
@@ -319,14 +338,20 @@ func (fx *fixer) pass(ctx context.Context) error {
 	if stop, err := fx.halted(held, p); stop || err != nil {
 		return err
 	}
-	reason, err := fx.gates.Check(held)
-	if err != nil {
-		reason = cmp.Or(reason, "a gate could not be checked") + ": " + err.Error()
-	}
-	if reason != "" {
+	if reason := fx.closed(held); reason != "" {
 		return fx.publishStatus(held, rollout.StateBlocked, p, reason)
 	}
 	return fx.roll(held, ctx)
+}
+
+// closed says why a gate is closed, "" when every one is open; a gate it
+// could not check is closed.
+func (fx *fixer) closed(ctx context.Context) string {
+	reason, err := fx.gates.Check(ctx)
+	if err != nil {
+		reason = cmp.Or(reason, "a gate could not be checked") + ": " + err.Error()
+	}
+	return reason
 }
 
 // planned sweeps (in write mode) and plans the node; canPull says a pull
@@ -356,6 +381,11 @@ func (fx *fixer) planned(ctx context.Context) (*remedy.Plan, bool, error) {
 	p, client, err := fx.plan(ctx)
 	if client != nil {
 		_ = client.Close()
+	}
+	if err == nil && client == nil {
+		// Judged live or not at all: the check after a write asks the
+		// runtime too.
+		err = errNoSocket
 	}
 	fx.canPull = client != nil
 	return p, fx.canPull, err
@@ -458,10 +488,16 @@ func (fx *fixer) roll(ctx, parent context.Context) error {
 	if st, done := fx.judge(p, canPull); done {
 		return fx.publish(ctx, st, p) // the node changed meanwhile
 	}
+	if err := cmp.Or(parent.Err(), ctx.Err()); err != nil {
+		return err // stopped before writing: nothing to undo, no halt
+	}
 	if err := fx.publish(ctx, rollout.StateApplying, p); err != nil {
 		return err
 	}
 	if err := remedy.Apply(ctx, p, fx.n.rootFS(), remedy.ApplyOptions{BackupDir: fx.backupDir}); err != nil {
+		if !slices.ContainsFunc(p.Edits, func(e remedy.Edit) bool { return e.Changed }) && ctx.Err() != nil {
+			return err // the Lease lost before any rename: nothing written, no halt
+		}
 		return fx.failed(parent, p, nil, "writing the edits: "+err.Error())
 	}
 	fx.log.Info("written", "files", editPaths(p), "backup", p.Backup)

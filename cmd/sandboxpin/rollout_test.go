@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,7 +193,7 @@ func newRolloutNode(t *testing.T, c testCluster, name, sample string, write bool
 	fx.publisher = &rollout.Publisher{Client: c, Node: name}
 	fx.gates = rollout.Gates{Client: c, Node: name}
 	fx.liftHalt = "kubectl -n sandboxpin annotate lease sandboxpin-fix sandboxpin.io/halted-"
-	fx.checkTimeout, fx.poll = 2*time.Second, 10*time.Millisecond
+	fx.checkTimeout, fx.poll = time.Minute, 10*time.Millisecond // a loaded machine is slow
 	rn.fx = fx
 	return rn
 }
@@ -243,11 +244,13 @@ func TestRolloutWrite(t *testing.T) {
 		wantHalt     string                         // the halt's reason starts with it; "" for no halt
 	}{
 		{name: "done", written: true,
+			setup:        func(_ *testing.T, rn *rolloutNode) { rn.fx.checkTimeout = time.Minute }, // a loaded machine
 			wantStates:   []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting, rollout.StateChecking, rollout.StateDone},
 			wantRestarts: [][]string{{"kubelet.service"}},
 			wantMessage:  "written and checked: edit /etc/systemd/system/kubelet.service.d/20-sandbox.conf"},
 		{name: "the audit never says protected",
 			setup: func(_ *testing.T, rn *rolloutNode) {
+				rn.fx.runtimeUp = func(context.Context) error { return nil } // the audit alone fails
 				rn.fx.audit = func(context.Context) nodeAudit {
 					return nodeAudit{Err: errors.New("the runtime no longer pins registry.k8s.io/pause:3.10.2")}
 				}
@@ -257,7 +260,10 @@ func TestRolloutWrite(t *testing.T) {
 			wantMessage:  "the audit: the runtime no longer pins registry.k8s.io/pause:3.10.2; the originals are restored and kubelet.service restarted",
 			wantHalt:     "node node-a: not back within 2s: the audit: the runtime no longer pins"},
 		{name: "the kubelet does not report",
-			setup:        func(_ *testing.T, rn *rolloutNode) { rn.restarter.after = nil },
+			setup: func(_ *testing.T, rn *rolloutNode) {
+				rn.restarter.after = nil
+				rn.fx.runtimeUp = func(context.Context) error { return nil }
+			},
 			wantStates:   []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting, rollout.StateChecking, rollout.StateFailed},
 			wantRestarts: [][]string{{"kubelet.service"}, {"kubelet.service"}},
 			wantMessage:  "not back within 2s: the kubelet has not reported since its restart; the originals are restored",
@@ -298,7 +304,7 @@ func TestRolloutWrite(t *testing.T) {
 				require.NoError(t, err)
 				rn.fx.gates = rollout.Gates{Client: rn.cluster, Node: "node-a", Window: w}
 			},
-			wantStates:  []rollout.State{rollout.StateWaiting, rollout.StateBlocked},
+			wantStates:  []rollout.State{rollout.StateBlocked},
 			wantMessage: "outside the window "},
 	}
 	for _, tt := range tests {
@@ -306,7 +312,7 @@ func TestRolloutWrite(t *testing.T) {
 			t.Parallel()
 			c := newTestCluster()
 			rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
-			rn.fx.checkTimeout = 2 * time.Second
+			rn.fx.checkTimeout = 2 * time.Second // each check but the last is quick: fakes
 			if tt.setup != nil {
 				tt.setup(t, rn)
 			}
@@ -341,13 +347,15 @@ func TestRolloutWrite(t *testing.T) {
 			assert.InDelta(t, 1, testutil.ToFloat64(m.state.WithLabelValues(string(s.State))), 0)
 			assert.InDelta(t, b2f(!tt.written), testutil.ToFloat64(m.pending), 0)
 
-			// The next pass: done and failed stay, nothing more written
-			// or restarted.
+			if s.State == rollout.StateBlocked {
+				assert.Empty(t, c.holders(), "blocked took the lock")
+			}
+
+			// The next pass: the state stays (no Event), nothing more
+			// written or restarted.
 			files := nodeFiles(t, rn.root)
 			require.NoError(t, rn.fx.pass(t.Context()))
-			if s.State != rollout.StateBlocked {
-				assert.Equal(t, s.State, rn.pub.last().State)
-			}
+			assert.Equal(t, tt.wantStates, rn.pub.states())
 			assert.Equal(t, files, nodeFiles(t, rn.root))
 			assert.Len(t, rn.restarter.restarts, len(tt.wantRestarts))
 		})
@@ -398,6 +406,49 @@ func TestRolloutHalted(t *testing.T) {
 	assert.Equal(t, rollout.StateDone, other.pub.last().State)
 	assert.InDelta(t, 0, testutil.ToFloat64(other.fx.metrics.halted), 0)
 	assert.Equal(t, []string{"node-a", "node-b"}, c.holders())
+}
+
+// TestRolloutStopped: the pod stopped (its context ended) while it waits
+// for the lock writes nothing and halts nothing; stopped during the write,
+// it finishes it (done), within the grace period the DaemonSet gives.
+func TestRolloutStopped(t *testing.T) {
+	t.Parallel()
+	t.Run("waiting", func(t *testing.T) {
+		t.Parallel()
+		c := newTestCluster()
+		_, release, err := c.lock("node-x").Acquire(t.Context())
+		require.NoError(t, err)
+		defer func() { assert.NoError(t, release(context.Background())) }()
+		rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() { // the pod is stopped once the node waits
+			assert.Eventually(t, func() bool { return rn.pub.last().State == rollout.StateWaiting }, time.Minute, 10*time.Millisecond)
+			cancel()
+		}()
+		require.ErrorIs(t, rn.fx.pass(ctx), context.Canceled)
+		assert.Equal(t, []rollout.State{rollout.StateWaiting}, rn.pub.states())
+		assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
+		reason, err := c.halt().Get(t.Context())
+		require.NoError(t, err)
+		assert.Empty(t, reason)
+	})
+	t.Run("writing", func(t *testing.T) {
+		t.Parallel()
+		c := newTestCluster()
+		rn := newRolloutNode(t, c, "node-a", "kubelet-flag-dropin", true, pausePinned())
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		after := rn.restarter.after
+		rn.restarter.after = func(units []string) {
+			cancel() // SIGTERM, as the units restart
+			after(units)
+		}
+		require.NoError(t, rn.fx.pass(ctx))
+		assert.Equal(t, rollout.StateDone, rn.pub.last().State)
+		assert.Equal(t, [][]string{{"kubelet.service"}}, rn.restarter.restarts)
+		assert.Empty(t, c.holder(t), "the lock is released")
+	})
 }
 
 // TestRolloutByHand: containerd 1.7, where the image stored before the
@@ -458,6 +509,10 @@ func TestRolloutLoop(t *testing.T) {
 
 	rn.fx.plan = func(context.Context) (*remedy.Plan, *cri.Client, error) { return nil, nil, errors.New("no runtime") }
 	require.EqualError(t, rn.fx.loop(t.Context(), time.Hour, true), "no runtime")
+
+	// No CRI socket: no plan is published (the node is judged live).
+	rn.fx.plan = func(context.Context) (*remedy.Plan, *cri.Client, error) { return &remedy.Plan{}, nil, nil }
+	require.ErrorIs(t, rn.fx.loop(t.Context(), time.Hour, true), errNoSocket)
 }
 
 func TestRolloutMetricsServe(t *testing.T) {
@@ -623,4 +678,39 @@ func withoutBackups(files map[string]string) map[string]string {
 		}
 	}
 	return files
+}
+
+// TestRolloutCommand runs the command once in plan mode against an API
+// server that refuses everything (a loopback stand-in, through
+// --kubeconfig): the node is planned from its files and the live runtime,
+// the refusal to publish is exit 2 naming the node, and nothing is
+// written.
+func TestRolloutCommand(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var asked []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"nodes \"node-a\" is forbidden"}`)
+	}))
+	defer api.Close()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "+api.URL+
+		"\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n"), 0o600))
+	root := copyNode(t, filepath.Join(sampleNodes, "kubelet-flag-dropin"))
+	orig := nodeFiles(t, root)
+	rt := &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "v2.4.2", Images: []*runtimeapi.Image{pausePinned()}}
+	code, out, errOut := runCmd(t, "rollout", "--once", "--node", "node-a", "--kubeconfig", kubeconfig, "--metrics-listen", "127.0.0.1:0",
+		"--root", root, "--runtime-endpoint", "unix://"+fakecri.Serve(t, rt), "--kubelet-version", "1.35.0", "--kubeadm-config", "/etc/kubernetes/kubeadm.yaml")
+	assert.Equal(t, exitError, code, "%s%s", out, errOut)
+	assert.Contains(t, errOut, "publishing pending on node node-a")
+	assert.Contains(t, errOut, "forbidden")
+	assert.Equal(t, orig, nodeFiles(t, root))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"GET /api/v1/nodes/node-a"}, asked)
 }
