@@ -70,7 +70,7 @@ func Find() Binaries {
 }
 
 // tools are the host programs the cluster needs.
-var tools = []string{"unshare", "nsenter", "mount", "ip"}
+var tools = []string{"unshare", "nsenter", "mount", "ip", "iptables"}
 
 // Available reports whether a cluster can run here, and if not, why.
 func Available() (bool, string) {
@@ -85,7 +85,7 @@ func Available() (bool, string) {
 	}
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			return false, fmt.Sprintf("cluster: %s not found (%v); install util-linux and iproute2", tool, err)
+			return false, fmt.Sprintf("cluster: %s not found (%v); install util-linux, iproute2 and iptables", tool, err)
 		}
 	}
 	return true, ""
@@ -118,10 +118,21 @@ const stopGrace = 15 * time.Second
 // dir/name.log; t.Cleanup stops it, and logs its output when t failed.
 func startProcess(t testing.TB, dir, name string, argv ...string) *Process {
 	t.Helper()
+	p, err := newProcess(dir, name, argv...)
+	if err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	t.Cleanup(func() { p.cleanup(t) })
+	return p
+}
+
+// newProcess is startProcess for callers that are not the test's
+// goroutine: the caller registers p.cleanup.
+func newProcess(dir, name string, argv ...string) (*Process, error) {
 	p := &Process{Name: name, LogPath: filepath.Join(dir, name+".log")}
 	f, err := os.Create(p.LogPath)
 	if err != nil {
-		t.Fatalf("clustertest: %v", err)
+		return nil, err
 	}
 	p.logf = f
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -131,20 +142,22 @@ func startProcess(t testing.TB, dir, name string, argv ...string) *Process {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()
-		t.Fatalf("clustertest: start %s: %v", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p.cmd, p.exited = cmd, make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
 	}()
-	t.Cleanup(func() {
-		p.Stop()
-		if t.Failed() {
-			t.Logf("%s log (%s), last 16 KiB:\n%s", name, p.LogPath, tail(p.Log(), 16<<10))
-		}
-	})
-	return p
+	return p, nil
+}
+
+// cleanup stops p and logs its output when t failed.
+func (p *Process) cleanup(t testing.TB) {
+	p.Stop()
+	if t.Failed() {
+		t.Logf("%s log (%s), last 16 KiB:\n%s", p.Name, p.LogPath, tail(p.Log(), 16<<10))
+	}
 }
 
 // Stop ends the process group (SIGTERM, SIGKILL after 15 s) and waits.

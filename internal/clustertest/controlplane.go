@@ -35,7 +35,10 @@ type ControlPlane struct {
 	// Server is the API server's URL; Admin the path of a kubeconfig in
 	// system:masters (kubeadm's super-admin.conf).
 	Server, Admin string
-	bins          Binaries
+	// ServiceIP and ServicePort are the kubernetes Service's ClusterIP and
+	// port, routed to the API server (see routeService).
+	ServiceIP, ServicePort string
+	bins                   Binaries
 	// The processes, in the order they started.
 	Procs []*Process
 }
@@ -131,7 +134,49 @@ func Start(t testing.TB) *ControlPlane {
 	if err != nil {
 		t.Fatalf("clustertest: the API server did not become ready: %v", err)
 	}
+	if err := cp.routeService(ctx); err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
 	return cp
+}
+
+// routeService does for the kubernetes Service (default/kubernetes) what
+// kube-proxy does on a node, and nothing more: TCP to its ClusterIP and
+// port, from the pods (PREROUTING) and from the test's network namespace
+// (OUTPUT, hostNetwork pods), goes to the API server at IP:APIPort. So a
+// pod's in-cluster client (client-go's rest.InClusterConfig, from the
+// KUBERNETES_SERVICE_HOST and _PORT the kubelet sets) reaches the API
+// server, whose certificate names the ClusterIP (kubeadm's `certs`
+// phase, from --service-cidr). The ClusterIP also goes on loopback, so
+// that a connection from this namespace has a route before OUTPUT
+// rewrites it. Other Services' ClusterIPs stay unrouted (no kube-proxy,
+// no DNS). The address and port are the Service's own, read from the API
+// server once its controller created it.
+func (cp *ControlPlane) routeService(ctx context.Context) error {
+	var ip, port string
+	err := poll(ctx, time.Second, func() (bool, error) {
+		out, err := cp.Kubectl(ctx, "-n", "default", "get", "service", "kubernetes", "-o", `jsonpath={.spec.clusterIP} {.spec.ports[?(@.name=="https")].port}`)
+		f := strings.Fields(out)
+		if err != nil || len(f) != 2 {
+			return false, err
+		}
+		ip, port = f[0], f[1]
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the kubernetes Service: %w", err)
+	}
+	cp.ServiceIP, cp.ServicePort = ip, port
+	if _, err := run(ctx, "ip", "addr", "add", ip+"/32", "dev", "lo"); err != nil {
+		return err
+	}
+	for _, chain := range []string{"PREROUTING", "OUTPUT"} {
+		if _, err := run(ctx, "iptables", "-t", "nat", "-A", chain, "-d", ip+"/32", "-p", "tcp", "--dport", port,
+			"-j", "DNAT", "--to-destination", fmt.Sprintf("%s:%d", IP, APIPort)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Kubectl runs kubectl as the cluster's admin and returns its output.

@@ -122,7 +122,8 @@ func (cp *ControlPlane) GeneratedConfig(t testing.TB, namespace, name, want stri
 // Prometheus is a running Prometheus server.
 type Prometheus struct {
 	*Process
-	// URL is its address, http://127.0.0.1:PORT.
+	// URL is its address, http://IP:PORT: the API server's address, which
+	// the pods reach too (a fixer's --prometheus-url).
 	URL string
 }
 
@@ -130,7 +131,7 @@ type Prometheus struct {
 // ConfigMaps (the mount path of its StatefulSet's rule volumes).
 const ruleDir = "/etc/prometheus/rules/"
 
-// StartPrometheus runs a Prometheus server on 127.0.0.1:port with config
+// StartPrometheus runs a Prometheus server on IP:port with config
 // (the operator's, its rule_files moved from the StatefulSet's mount path
 // to the directory this writes rules into, its variables substituted as
 // the config reloader does) and waits until it is ready.
@@ -149,10 +150,10 @@ func (cp *ControlPlane) StartPrometheus(t testing.TB, config string, rules map[s
 	// (pkg/operator/config_reloader.go at v0.85.0).
 	config = strings.NewReplacer("$(SHARD)", "0", "$(POD_NAME)", "prometheus-k8s-0").Replace(config)
 	writeFile(t, filepath.Join(dir, "prometheus.yaml"), config)
-	p := &Prometheus{URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	p := &Prometheus{URL: fmt.Sprintf("http://%s:%d", IP, port)}
 	p.Process = startProcess(t, cp.Dir, "prometheus", cp.bins.Prometheus,
 		"--config.file="+filepath.Join(dir, "prometheus.yaml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
+		fmt.Sprintf("--web.listen-address=%s:%d", IP, port))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := poll(ctx, 500*time.Millisecond, func() (bool, error) {

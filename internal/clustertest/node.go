@@ -2,10 +2,13 @@ package clustertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/critesttest"
 	"github.com/sandboxpin/sandboxpin/internal/kubelettest"
+	"github.com/sandboxpin/sandboxpin/internal/systemdtest"
 )
 
 // NodeOptions configure a node.
@@ -28,6 +32,15 @@ type NodeOptions struct {
 	Containerd   containerdtest.Version
 	SandboxImage string
 	Pause        []byte
+	// Stored are the names the pause program is imported under when they
+	// are not SandboxImage (a registry alias of it, say): nil is
+	// SandboxImage.
+	Stored []string
+	// KubeletConfig is appended to the node's KubeletConfiguration (such
+	// as "imageMaximumGCAge: 1m\n"), and KubeletArgs to the kubelet's
+	// command line (such as "--vmodule=kubelet=4").
+	KubeletConfig string
+	KubeletArgs   []string
 	// Bridge and Subnet are the node's CNI bridge and pod range; each node
 	// needs its own (they share the test's network namespace).
 	Bridge, Subnet string
@@ -41,23 +54,41 @@ type NodeOptions struct {
 // in which containerd and the kubelet run. In it the node's files are at
 // their usual paths: /etc is an overlay (the host's /etc below, the node's
 // files above), /run/containerd holds containerd's socket as
-// containerd.sock, /var/lib/kubelet the kubelet's root and config, and
-// /run/sandboxpin is the shim's directory; /run, /var/lib and /var/log are
-// otherwise empty.
+// containerd.sock, /var/lib/kubelet the kubelet's root and config,
+// /run/sandboxpin is the shim's directory and /var/backups/sandboxpin the
+// fixer's backups; /run, /var/lib, /var/log and /var/backups are
+// otherwise empty; /run/dbus holds system_bus_socket, the bus of the
+// node's systemd stand-in (Bus).
+//
+// containerd reads the node's /etc/containerd/config.toml, so that an
+// edit of that file takes effect when containerd restarts.
 type Node struct {
 	Name string
 	// Dir holds the node's directories: etc (the overlay's upper layer),
-	// kubelet, run-containerd, run-sandboxpin, and the logs.
+	// kubelet, run-containerd, run-sandboxpin, run-dbus, backups, and the
+	// logs.
 	Dir        string
 	Containerd *containerdtest.Containerd
-	Kubelet    *Process
+	// Bus is the node's system bus with the stand-in for systemd's
+	// D-Bus API on it (internal/systemdtest): its units are
+	// containerd.service and kubelet.service (see restartContainerd and
+	// restartKubelet). It stands in for systemd executing those units;
+	// what it leaves untested is in systemdtest's package comment.
+	Bus *systemdtest.Bus
 
+	t      testing.TB
 	cp     *ControlPlane
 	opts   NodeOptions
 	holder *Process
+
+	mu sync.Mutex
+	// kubelets are the kubelet's processes, the running one last.
+	kubelets []*Process
 	// kubeletArgs are the kubelet's arguments as systemd would build them
 	// from kubelet.service and its drop-ins (see Restart).
 	kubeletArgs []string
+	// fail holds the units whose next restart fails (FailNextRestart).
+	fail map[string]error
 }
 
 // holderScript builds the node's mount namespace and then holds it: $1 is
@@ -65,10 +96,12 @@ type Node struct {
 const holderScript = `set -e
 d=$1
 mount -t overlay sandboxpin-node -o lowerdir=/etc,upperdir=$d/etc,workdir=$d/etc-work /etc
-for m in /run /var/lib /var/log; do mount -t tmpfs -o mode=0755 sandboxpin-node $m; done
-mkdir -p /run/containerd /run/sandboxpin /var/lib/kubelet
+for m in /run /var/lib /var/log /var/backups; do mount -t tmpfs -o mode=0755 sandboxpin-node $m; done
+mkdir -p /run/containerd /run/sandboxpin /run/dbus /var/lib/kubelet /var/backups/sandboxpin
 mount --bind $d/run-containerd /run/containerd
 mount --bind $d/run-sandboxpin /run/sandboxpin
+mount --bind $d/run-dbus /run/dbus
+mount --bind $d/backups /var/backups/sandboxpin
 mount --bind $d/kubelet /var/lib/kubelet
 for f in $d/sysctl/*; do mount --bind "$f" "/proc/sys/$(basename "$f" | tr . /)"; done
 echo ready
@@ -84,8 +117,8 @@ func (cp *ControlPlane) StartNode(t testing.TB, opts NodeOptions) *Node {
 		t.Fatalf("clustertest: %v", err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	n := &Node{Name: opts.Name, Dir: dir, cp: cp, opts: opts}
-	for _, sub := range []string{"etc/kubernetes/pki", "etc/containerd", "etc/systemd/system/kubelet.service.d", "etc-work", "kubelet", "run-containerd", "run-sandboxpin", "sysctl"} {
+	n := &Node{Name: opts.Name, Dir: dir, t: t, cp: cp, opts: opts, fail: map[string]error{}}
+	for _, sub := range []string{"etc/kubernetes/pki", "etc/containerd", "etc/systemd/system/kubelet.service.d", "etc-work", "kubelet", "run-containerd", "run-sandboxpin", "run-dbus", "backups", "sysctl"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil { //nolint:gosec // G301: the node's /etc, /run and /var/lib/kubelet, world-readable as on a node
 			t.Fatalf("clustertest: %v", err)
 		}
@@ -130,17 +163,31 @@ func (cp *ControlPlane) StartNode(t testing.TB, opts NodeOptions) *Node {
 		_ = conn.Close()
 	})
 	// The node's socket at its usual path (a hard link reaches the same
-	// socket), and the config containerd runs with where a node keeps it.
-	if err := os.Link(c.Socket, filepath.Join(dir, "run-containerd/containerd.sock")); err != nil {
+	// socket), and the config containerd runs with where a node keeps it:
+	// from now on the file containerd's command line names is a symbolic
+	// link to the node's /etc/containerd/config.toml (containerd runs in
+	// the node's namespace, where that path resolves to the node's file),
+	// so that a restart reads the node's file as edited.
+	if err := n.linkSocket(); err != nil {
 		t.Fatalf("clustertest: %v", err)
 	}
 	copyFile(t, filepath.Join(c.Dir, "config.toml"), filepath.Join(dir, "etc/containerd/config.toml"))
+	if err := os.Remove(filepath.Join(c.Dir, "config.toml")); err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	if err := os.Symlink("/etc/containerd/config.toml", filepath.Join(c.Dir, "config.toml")); err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
 	if err := critesttest.WriteBridge(filepath.Join(c.Dir, "cni"), filepath.Join(c.Dir, "cni-bin"), opts.CNIBin, filepath.Join(c.Dir, "cni-state"), opts.Bridge, opts.Subnet); err != nil {
 		t.Fatalf("clustertest: %v", err)
 	}
-	c.Import(t, containerdtest.Image{Names: []string{opts.SandboxImage}, Executable: opts.Pause})
+	stored := opts.Stored
+	if stored == nil {
+		stored = []string{opts.SandboxImage}
+	}
+	c.Import(t, containerdtest.Image{Names: stored, Executable: opts.Pause})
 
-	if err := os.WriteFile(filepath.Join(dir, "kubelet/config.yaml"), []byte(kubeletConfig(opts.Port)), 0o644); err != nil { //nolint:gosec // G306: a node's kubelet config is world-readable
+	if err := os.WriteFile(filepath.Join(dir, "kubelet/config.yaml"), []byte(kubeletConfig(opts.Port)+opts.KubeletConfig), 0o644); err != nil { //nolint:gosec // G306: a node's kubelet config is world-readable
 		t.Fatalf("clustertest: %v", err)
 	}
 	// kubeadm's kubelet.service and its drop-in (cmd/kubeadm/app/phases/
@@ -155,8 +202,78 @@ func (cp *ControlPlane) StartNode(t testing.TB, opts NodeOptions) *Node {
 		// nodeRegistration would put in kubeadm-flags.env.
 		"--hostname-override=" + opts.Name, "--node-ip=" + IP,
 	}
-	n.startKubelet(t)
+	n.kubeletArgs = append(n.kubeletArgs, opts.KubeletArgs...)
+	if err := n.startKubelet(); err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	n.Bus = systemdtest.Start(t, filepath.Join(dir, "run-dbus/system_bus_socket"), systemdtest.Units{
+		"containerd.service": func(ctx context.Context) error { return n.restart(ctx, "containerd.service", n.restartContainerd) },
+		"kubelet.service":    func(ctx context.Context) error { return n.restart(ctx, "kubelet.service", n.restartKubelet) },
+	})
 	return n
+}
+
+// linkSocket makes the node's /run/containerd/containerd.sock the socket
+// containerd listens on now (a new one after each start).
+func (n *Node) linkSocket() error {
+	link := filepath.Join(n.Dir, "run-containerd/containerd.sock")
+	if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.Link(n.Containerd.Socket, link)
+}
+
+// FailNextRestart makes the next restart of unit ("containerd.service"
+// or "kubelet.service") through Bus stop the unit and fail with err
+// without starting it again, as a unit whose ExecStart fails would (with
+// no Restart= that brings it back); the restart after it works again.
+func (n *Node) FailNextRestart(unit string, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.fail[unit] = err
+}
+
+// restart is a restart of unit by Bus: do, or, after FailNextRestart, a
+// stop and the failure.
+func (n *Node) restart(ctx context.Context, unit string, do func(context.Context, bool) error) error {
+	n.mu.Lock()
+	err, fail := n.fail[unit]
+	delete(n.fail, unit)
+	n.mu.Unlock()
+	if fail {
+		_ = do(ctx, false)
+		return err
+	}
+	return do(ctx, true)
+}
+
+// restartContainerd is `systemctl restart containerd` on the node:
+// containerd stopped (SIGTERM to containerd alone, as its unit's
+// KillMode=process does: containerd.service at v2.4.2; the shims and so
+// the pods keep running), then started again in the node's
+// namespace on the node's /etc/containerd/config.toml, and the node's
+// socket linked to the new one. With start false it only stops.
+func (n *Node) restartContainerd(ctx context.Context, start bool) error {
+	if !start {
+		n.Containerd.Stop(n.t)
+		return nil
+	}
+	if err := n.Containerd.RestartContext(ctx); err != nil {
+		return err
+	}
+	return n.linkSocket()
+}
+
+// restartKubelet is `systemctl restart kubelet`: RestartKubelet with no
+// extra arguments. With start false it only stops.
+func (n *Node) restartKubelet(_ context.Context, start bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.kubelets[len(n.kubelets)-1].Stop()
+	if !start {
+		return nil
+	}
+	return n.startKubeletLocked()
 }
 
 // Enter is the command prefix that runs a program in the node's mount
@@ -165,10 +282,40 @@ func (n *Node) Enter() []string {
 	return []string{"nsenter", fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.cmd.Process.Pid), "--"}
 }
 
-func (n *Node) startKubelet(t testing.TB) {
-	t.Helper()
+func (n *Node) startKubelet() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.startKubeletLocked()
+}
+
+func (n *Node) startKubeletLocked() error {
 	argv := append(append(n.Enter(), n.cp.bins.Kubelet), n.kubeletArgs...)
-	n.Kubelet = startProcess(t, n.Dir, fmt.Sprintf("kubelet-%d", time.Now().UnixNano()), argv...)
+	p, err := newProcess(n.Dir, fmt.Sprintf("kubelet-%d", time.Now().UnixNano()), argv...)
+	if err != nil {
+		return err
+	}
+	n.t.Cleanup(func() { p.cleanup(n.t) })
+	n.kubelets = append(n.kubelets, p)
+	return nil
+}
+
+// Kubelet returns the kubelet's running process (the last started).
+func (n *Node) Kubelet() *Process {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.kubelets[len(n.kubelets)-1]
+}
+
+// KubeletLog returns what every kubelet process of the node wrote, in
+// the order they ran.
+func (n *Node) KubeletLog() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var b strings.Builder
+	for _, p := range n.kubelets {
+		b.WriteString(p.Log())
+	}
+	return b.String()
 }
 
 // RestartKubelet stops the kubelet and starts it again with extra arguments
@@ -176,9 +323,13 @@ func (n *Node) startKubelet(t testing.TB) {
 // them to $KUBELET_EXTRA_ARGS (the last of kubeadm's ExecStart).
 func (n *Node) RestartKubelet(t testing.TB, extra ...string) {
 	t.Helper()
-	n.Kubelet.Stop()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.kubelets[len(n.kubelets)-1].Stop()
 	n.kubeletArgs = append(n.kubeletArgs, extra...)
-	n.startKubelet(t)
+	if err := n.startKubeletLocked(); err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
 }
 
 // Start runs a program in the node's namespace, as a unit of the node

@@ -418,15 +418,27 @@ func (c *Containerd) Stop(t testing.TB) {
 // root and state, and waits until its CRI plugin answers.
 func (c *Containerd) Restart(t testing.TB) {
 	t.Helper()
+	if err := c.RestartContext(context.Background()); err != nil {
+		t.Fatalf("containerdtest: %v\nlog:\n%s", err, c.Log())
+	}
+}
+
+// RestartContext is Restart for a caller that is not the test's goroutine
+// (such as internal/systemdtest's stand-in for systemd): it stops
+// containerd, starts it again with the same command line (its --config
+// path read anew) and waits until its CRI plugin answers, or returns
+// why not.
+func (c *Containerd) RestartContext(ctx context.Context) error {
 	c.stop()
 	if err := c.start(); err != nil {
-		t.Fatalf("containerdtest: %v", err)
+		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	if err := c.waitReady(ctx, c.exited); err != nil {
-		t.Fatalf("containerdtest: %v did not become ready again: %v\nlog:\n%s", c.Version, err, c.Log())
+		return fmt.Errorf("%v did not become ready again: %w", c.Version, err)
 	}
+	return nil
 }
 
 // Log returns what containerd wrote so far.
