@@ -72,7 +72,13 @@ func firstEndpoint(root fs.FS, dir string, defaults []string) string {
 			endpoints = append(endpoints, ep)
 		}
 	}
-	for _, e := range append(endpoints, defaults...) {
+	return existingSocket(dir, append(endpoints, defaults...))
+}
+
+// existingSocket returns the first of these unix:// endpoints whose socket
+// exists (under dir, when given), "" when none does.
+func existingSocket(dir string, endpoints []string) string {
+	for _, e := range endpoints {
 		p, ok := strings.CutPrefix(e, "unix://")
 		if !ok {
 			continue

@@ -59,16 +59,18 @@ func newRolloutCmd(ctx context.Context) *cobra.Command {
 			"--interval, plans the node as `fix` does, judged live through the runtime's CRI socket. It\n" +
 			"publishes the outcome on its Node (the sandboxpin.io/fix-* annotations, an Event when the state\n" +
 			"changes) and as metrics on --metrics-listen (/metrics, /healthz): none (nothing to change),\n" +
-			"by-hand (steps no edit answers: an upgrade, the shim, an edit or label for a person; nothing is\n" +
+			"by-hand (steps no edit answers: an upgrade, the shim, an edit for a person; nothing is\n" +
 			"written), pending (--mode plan: the plan's files and steps, and its digest; nothing is written).\n\n" +
 			"--mode write rolls the fix out: unless the rollout is halted, the node waits for one of the\n" +
 			"--concurrency Leases named --lease in --namespace, checks its gates (no alert firing in\n" +
 			"--prometheus-url that matches --blocking-alerts and not --ignore-alerts, the Node Ready, the\n" +
 			"--window in --time-zone), plans again, writes the edits (the originals kept under --backup-dir),\n" +
-			"pulls through CRI, restarts the plan's units through systemd's D-Bus API at --systemd-address\n" +
-			"(the runtime first, the kubelet last), and waits up to --check-timeout for the runtime to answer,\n" +
-			"the Node to be Ready (its kubelet reporting since its restart, when it restarted), and the live\n" +
-			"audit to say protected. Without --kubelet-version the kubelet's version is the one its Node reports.\n" +
+			"pulls through CRI, labels the image containerd 1.x must be told is pinned (through containerd's\n" +
+			"images API, as `ctr images label` does), restarts the plan's units through systemd's D-Bus API\n" +
+			"at --systemd-address (the runtime first, the kubelet last), and waits up to --check-timeout for\n" +
+			"the runtime to answer, the Node to be Ready (its kubelet reporting since its restart, when it\n" +
+			"restarted), and the live audit to say protected. Without --kubelet-version the kubelet's version\n" +
+			"is the one its Node reports.\n" +
 			"Then it is done, and releases the Lease. Any failure restores the originals, restarts the units\n" +
 			"again, marks the node failed and halts the rollout on every node (the sandboxpin.io/halted\n" +
 			"annotation on the Lease) until a person lifts it:\n\n" +
@@ -227,6 +229,8 @@ type fixer struct {
 	runtimeUp func(context.Context) error
 	// audit is the live audit, as `audit` does it.
 	audit func(context.Context) nodeAudit
+	// labeller takes a label step (labelImage on containerd's socket).
+	labeller func(ctx context.Context, name string, labels map[string]string) error
 
 	restartTimeout, checkTimeout, poll time.Duration
 
@@ -248,6 +252,9 @@ func newFixer(n *nodeFlags, node string, write bool, log *slog.Logger) *fixer {
 		metrics: newFixMetrics()}
 	fx.plan = func(ctx context.Context) (*remedy.Plan, *cri.Client, error) { return planNode(ctx, n) }
 	fx.audit = func(ctx context.Context) nodeAudit { return auditNode(ctx, n) }
+	fx.labeller = func(ctx context.Context, name string, labels map[string]string) error {
+		return labelImage(ctx, n.containerdEndpoint(), name, labels)
+	}
 	fx.runtimeUp = func(ctx context.Context) error {
 		client, err := n.dial(ctx)
 		if err != nil {
@@ -410,8 +417,8 @@ func (fx *fixer) judge(p *remedy.Plan, canPull bool) (rollout.State, bool) {
 }
 
 // byHand are the steps of p that this command cannot take: all but the
-// restarts of a unit the node has, the pulls (when it can pull through
-// CRI) and the alternatives.
+// restarts of a unit the node has, the pulls and containerd's labels (when
+// it has the runtime's socket) and the alternatives.
 func (fx *fixer) byHand(p *remedy.Plan, canPull bool) []remedy.Step {
 	var out []remedy.Step
 	for _, s := range p.Steps {
@@ -423,6 +430,7 @@ func (fx *fixer) byHand(p *remedy.Plan, canPull bool) []remedy.Step {
 				out = append(out, s)
 			}
 		case s.Action == resolve.ActionPull && canPull:
+		case s.Action == resolve.ActionLabel && canPull && isLabelStep(s):
 		default:
 			out = append(out, s)
 		}
@@ -502,6 +510,9 @@ func (fx *fixer) roll(ctx, parent context.Context) error {
 	}
 	fx.log.Info("written", "files", editPaths(p), "backup", p.Backup)
 	if err := fx.pull(ctx, p); err != nil {
+		return fx.failed(parent, p, nil, err.Error())
+	}
+	if err := fx.label(ctx, p); err != nil {
 		return fx.failed(parent, p, nil, err.Error())
 	}
 	units := restartUnits(p, fx.n.rootFS())

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -163,8 +164,11 @@ func newRolloutNode(t *testing.T, c testCluster, name, sample string, write bool
 	if sample == "kubelet-flag-dropin" {
 		n.kubeletVersion, n.kubeadmConfig = "1.35.0", "/etc/kubernetes/kubeadm.yaml"
 	}
-	if sample == "containerd-1.7-alias" {
+	switch sample {
+	case "containerd-1.7-alias":
 		rn.rt.RuntimeVersion = "v1.7.20"
+	case "containerd-1.6-debian-dpkg":
+		rn.rt.RuntimeVersion = "v1.6.20"
 	}
 	rn.cluster = c
 	_, err := c.CoreV1().Nodes().Create(context.Background(), &corev1.Node{
@@ -451,22 +455,80 @@ func TestRolloutStopped(t *testing.T) {
 	})
 }
 
-// TestRolloutByHand: containerd 1.7, where the image stored before the
-// edit needs a label, which is for a person: nothing is written, the lock
-// not taken.
+// TestRolloutByHand: containerd 1.6.20 on Debian, whose plan is an upgrade,
+// which is for a person: nothing is written, the lock not taken.
 func TestRolloutByHand(t *testing.T) {
 	t.Parallel()
 	c := newTestCluster()
-	rn := newRolloutNode(t, c, "node-b", "containerd-1.7-alias", true,
-		&runtimeapi.Image{Id: "sha256:" + hexID, RepoTags: []string{"registry.k8s.io/pause:3.9"}})
+	rn := newRolloutNode(t, c, "node-b", "containerd-1.6-debian-dpkg", true,
+		&runtimeapi.Image{Id: "sha256:" + hexID, RepoTags: []string{"registry.k8s.io/pause:3.6"}})
 	require.NoError(t, rn.fx.pass(t.Context()))
 	s := rn.pub.last()
-	assert.Equal(t, rollout.StateByHand, s.State)
-	assert.Contains(t, s.Message, "steps for a person: 1. label: containerd v1.7.20 reports pinned")
+	assert.Equal(t, rollout.StateByHand, s.State, "%+v", s)
+	assert.Contains(t, s.Message, "steps for a person: 1. upgrade: no configuration can: containerd v1.6.20 never reports Image.pinned")
 	assert.Equal(t, rn.orig, nodeFiles(t, rn.root))
 	assert.Empty(t, c.holders())
 	assert.InDelta(t, 1, testutil.ToFloat64(rn.fx.metrics.byHand), 0)
 	assert.InDelta(t, 0, testutil.ToFloat64(rn.fx.metrics.pending), 0)
+}
+
+// TestRolloutLabel: containerd 1.7 configured with the alias of the stored
+// name: the plan edits the config, labels the configured name
+// pinned (1.x does not relabel an image it stored before) and restarts
+// containerd; the rollout takes each step, the label through containerd's
+// images API before the restart, and ends done.
+func TestRolloutLabel(t *testing.T) {
+	t.Parallel()
+	const name = "registry.k8s.io/pause:3.9"
+	c := newTestCluster()
+	rn := newRolloutNode(t, c, "node-b", "containerd-1.7-alias", true,
+		&runtimeapi.Image{Id: "sha256:" + hexID, RepoTags: []string{name}})
+	writeFile(t, filepath.Join(rn.root, "lib/systemd/system/containerd.service"), "[Service]\nExecStart=/usr/bin/containerd\n")
+	labelled := &fakecri.Runtime{RuntimeName: "containerd", RuntimeVersion: "v1.7.20",
+		Images: []*runtimeapi.Image{{Id: "sha256:" + hexID, RepoTags: []string{name}, Pinned: true}}}
+	labelledAt := "unix://" + fakecri.Serve(t, labelled)
+	var (
+		mu     sync.Mutex
+		labels []string
+	)
+	rn.fx.labeller = func(_ context.Context, image string, l map[string]string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Empty(t, rn.restarter.restarts, "labelled before the restart")
+		labels = append(labels, image+" "+fmt.Sprint(l))
+		return nil
+	}
+	rn.fx.audit = func(ctx context.Context) nodeAudit {
+		n := *rn.fx.n
+		mu.Lock()
+		if len(labels) > 0 {
+			n.endpoint = labelledAt // the runtime, once labelled
+		}
+		mu.Unlock()
+		return auditNode(ctx, &n)
+	}
+	require.NoError(t, rn.fx.pass(t.Context()))
+	assert.Equal(t, []rollout.State{rollout.StateWaiting, rollout.StateApplying, rollout.StateRestarting,
+		rollout.StateChecking, rollout.StateDone}, rn.pub.states(), "%+v", rn.pub.last())
+	assert.Equal(t, []string{name + " map[io.cri-containerd.pinned:pinned]"}, labels)
+	assert.Equal(t, [][]string{{"containerd.service"}}, rn.restarter.restarts)
+	assert.Contains(t, nodeFiles(t, rn.root)["/etc/containerd/config.toml"], `sandbox_image = "registry.k8s.io/pause:3.9"`)
+
+	// A failed label fails the node: the originals restored, the
+	// rollout halted, no restart.
+	c2 := newTestCluster()
+	failing := newRolloutNode(t, c2, "node-c", "containerd-1.7-alias", true,
+		&runtimeapi.Image{Id: "sha256:" + hexID, RepoTags: []string{name}})
+	writeFile(t, filepath.Join(failing.root, "lib/systemd/system/containerd.service"), "[Service]\nExecStart=/usr/bin/containerd\n")
+	orig := nodeFiles(t, failing.root)
+	failing.fx.labeller = func(context.Context, string, map[string]string) error {
+		return errors.New("labelling registry.k8s.io/pause:3.9: unimplemented")
+	}
+	_ = failing.fx.pass(t.Context())
+	assert.Equal(t, rollout.StateFailed, failing.pub.last().State)
+	assert.Contains(t, failing.pub.last().Message, "unimplemented")
+	assert.Equal(t, orig, withoutBackups(nodeFiles(t, failing.root)))
+	assert.Empty(t, failing.restarter.restarts)
 }
 
 // TestRolloutTwoNodes: two nodes in write mode at once take the lock in

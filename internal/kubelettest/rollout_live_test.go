@@ -58,12 +58,12 @@ import (
 //     the alias configured and containerd restarted. Its plan has a step
 //     no edit answers on any spelling (the pinned label), see the test.
 //
-// wantState is where the rollout leaves each in write mode. Issue 53 wants
-// done on both; 1.7.35 ends by-hand (seen live): its plan's label step is
-// one `sandboxpin rollout` leaves to a person (it takes only restarts and
-// CRI pulls), and 1.x needs it on every spelling (remedy's labelOn1x).
+// wantState is where the rollout leaves each in write mode: done on both,
+// 1.7.35's label step taken by `sandboxpin rollout` through containerd's
+// images API on the node's socket, as `ctr images label` does (cmd's
+// labelImage).
 var rolloutNodes = []rolloutNode{
-	{"node-1-7", containerdtest.V17, aliasPause, []string{aliasPause, storedPause}, "cni-c", "10.88.3.0/24", 10470, "by-hand"},
+	{"node-1-7", containerdtest.V17, aliasPause, []string{aliasPause, storedPause}, "cni-c", "10.88.3.0/24", 10470, "done"},
 	{"node-2-4", containerdtest.V24, shortPause, []string{shortPauseStored}, "cni-d", "10.88.4.0/24", 10480, "done"},
 }
 
@@ -106,14 +106,14 @@ const busyboxImage = "sandboxpin.test/busybox:1"
 // as kube-proxy would), `sandboxpin fix` plans an edit of the node's
 // /etc/containerd/config.toml. Then the rollout: the shipped exporter and
 // fixer applied (`kubectl apply --server-side -k` of an overlay that sets
-// the image, the mode, --prometheus-url and README.md's --ignore-alerts);
+// the image, the mode and --prometheus-url, as README.md's overlay);
 // in plan mode every node publishes its state and no file of either node
 // changes (hashed); the kubelet's GC removes the unpinned pause image on
 // both; restarts through go-systemd's client on the node's bus keep the
-// pods running; in write mode each node ends in its wantState (2.4.2
-// done: audit protected, the image pinned, the next GC round keeps it;
-// 1.7.35 by-hand, its files unchanged, the next round removes it again),
-// the Events and Leases logged as the timeline; a fix made to fail
+// pods running; in write mode both nodes end done, one at a time (audit
+// protected, the image pinned: on 1.7.35 by the label the rollout sets;
+// the next GC round keeps it), the Events and Leases logged as the
+// timeline; a fix made to fail
 // (containerd's restart fails) marks the node failed, halts the rollout
 // (the Lease's sandboxpin.io/halted, the alert SandboxpinFixHalted
 // firing) and leaves the other node's files as they were; lifting the

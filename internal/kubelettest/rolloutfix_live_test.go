@@ -23,10 +23,6 @@ import (
 // fixKustomizationPath is the fixer's shipped kustomization.
 const fixKustomizationPath = "../../deploy/kubernetes/fix"
 
-// rolloutIgnoreAlerts is the --ignore-alerts of README.md's write-mode
-// overlay: the alerts the fix itself answers never block it.
-const rolloutIgnoreAlerts = "^(Watchdog|InfoInhibitor|SandboxImageUnprotected|SandboxImageNotStoredAsConfigured|SandboxpinFixPending)$"
-
 // rolloutRun is the fleet rollout of TestClusterRollout: the shipped
 // exporter and fixer on the cluster, the monitoring that watches them.
 type rolloutRun struct {
@@ -93,8 +89,9 @@ func deployRollout(t *testing.T, cp *clustertest.ControlPlane, nodes map[string]
 }
 
 // apply applies the overlay of the shipped exporter and fixer that sets
-// the image, the fixer's mode and --prometheus-url, and README.md's
-// --ignore-alerts.
+// the image, the fixer's mode and --prometheus-url, as README.md's
+// write-mode overlay does (--ignore-alerts's default lets through the
+// alerts the fix itself answers, firing here before the fix).
 func (r *rolloutRun) apply(t *testing.T, mode string) {
 	t.Helper()
 	overlay := t.TempDir()
@@ -124,10 +121,7 @@ patches:
       - op: add
         path: /spec/template/spec/containers/0/args/-
         value: --prometheus-url=http://%s:%d
-      - op: add
-        path: /spec/template/spec/containers/0/args/-
-        value: --ignore-alerts=%s
-`, rel(kustomizationPath), rel(fixKustomizationPath), name, tag, mode, clustertest.IP, prometheusPort, rolloutIgnoreAlerts)
+`, rel(kustomizationPath), rel(fixKustomizationPath), name, tag, mode, clustertest.IP, prometheusPort)
 	require.NoError(t, os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600))
 	t.Logf("the overlay (%s mode):\n%s", mode, kustomization)
 	t.Logf("kubectl apply --server-side -k:\n%s", r.cp.MustKubectl(t, "apply", "--server-side", "-k", overlay))
