@@ -194,6 +194,19 @@ var layouts = []struct {
 		"/etc/kubernetes/kubeadm.yaml": "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - {name: node-ip, value: 10.0.0.7}\n  - {name: pod-infra-container-image, value: \"" + pause + "\"}\n"})},
 	{name: "kubeadm v1beta3 flow map", opts: resolve.Options{KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}, person: "/etc/kubernetes/kubeadm.yaml:5", files: debianKubelet(map[string]string{
 		"/etc/kubernetes/kubeadm.yaml": "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\nnodeRegistration:\n  criSocket: unix:///run/containerd/containerd.sock\n  kubeletExtraArgs: {node-ip: 10.0.0.7, pod-infra-container-image: " + pause + "}\n"})},
+	// The flag where kubeadm wrote it, and in the kubeadm config it came
+	// from, as a value the editor cannot change exactly: the one edited,
+	// the other a step for a person (issue 51: "remains after the edits").
+	{name: "kubeadm-flags.env and a v1beta3 flow map", opts: resolve.Options{KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}, person: "/etc/kubernetes/kubeadm.yaml:5", files: debianKubelet(map[string]string{
+		"/var/lib/kubelet/kubeadm-flags.env": kubeadmFlagsPod,
+		"/etc/kubernetes/kubeadm.yaml":       "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\nnodeRegistration:\n  criSocket: unix:///run/containerd/containerd.sock\n  kubeletExtraArgs: {node-ip: 10.0.0.7, pod-infra-container-image: " + pause + "}\n"})},
+	{name: "kubeadm Init as a list, Join as a flow sequence", opts: resolve.Options{KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}, person: "/etc/kubernetes/kubeadm.yaml:13", files: debianKubelet(map[string]string{
+		"/var/lib/kubelet/kubeadm-flags.env": kubeadmFlagsPod,
+		"/etc/kubernetes/kubeadm.yaml": "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - name: node-ip\n    value: 10.0.0.7\n  - name: pod-infra-container-image\n    value: " + pause + "\n" +
+			"---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs: [{name: pod-infra-container-image, value: " + pause + "}]\n"})},
+	{name: "Debian /etc/default/kubelet and quoted kubeadm keys", opts: resolve.Options{KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}, person: "/etc/kubernetes/kubeadm.yaml:5", files: debianKubelet(map[string]string{
+		"/etc/default/kubelet":         "KUBELET_EXTRA_ARGS=" + pauseArg + "\n",
+		"/etc/kubernetes/kubeadm.yaml": "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - \"name\": \"pod-infra-container-image\"\n    \"value\": \"" + pause + "\"\n"})},
 	{name: "kubeadm v1beta4 flow sequence", opts: resolve.Options{KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}, person: "/etc/kubernetes/kubeadm.yaml:4", files: debianKubelet(map[string]string{
 		"/etc/kubernetes/kubeadm.yaml": "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration:\n  kubeletExtraArgs: [{name: pod-infra-container-image, value: " + pause + "}]\n"})},
 	{name: "kubeadm alias", opts: resolve.Options{KubeadmConfigPath: "/etc/kubernetes/kubeadm.yaml"}, person: "/etc/kubernetes/kubeadm.yaml:6", files: debianKubelet(map[string]string{
@@ -262,9 +275,10 @@ func TestKubeletLayouts(t *testing.T) {
 				})
 				require.GreaterOrEqual(t, i, 0, "no step for a person names %s:\n%s", tc.person, render(p))
 				assert.Equal(t, 1, strings.Count(render(p), "make it by hand"), "one step a change:\n%s", render(p))
-				file, _, _ := strings.Cut(tc.person, ":")
 				for _, e := range p.Edits {
-					assert.NotEqual(t, file, e.Path, "an edit of %s", file)
+					for _, c := range e.Changes {
+						assert.NotEqual(t, tc.person, c.Origin(), "an edit of %s", tc.person)
+					}
 				}
 				assert.True(t, p.Remains())
 			}
@@ -313,4 +327,34 @@ func kinds(res *resolve.Result, k resolve.Kind) []string {
 		}
 	}
 	return at
+}
+
+// TestVerifyLeftToPerson: a finding some of whose places are edited and
+// the others handed to a person passes Verify; one of the edited places
+// left unedited does not, a step for a person elsewhere notwithstanding.
+func TestVerifyLeftToPerson(t *testing.T) {
+	t.Parallel()
+	var files map[string]string
+	var opts resolve.Options
+	for _, l := range layouts {
+		if l.name == "kubeadm Init as a list, Join as a flow sequence" {
+			files, opts = l.files, l.opts
+		}
+	}
+	require.NotNil(t, files)
+	ctx := context.Background()
+	opts.Root, opts.KubeletVersion, opts.RuntimeVersion = resolve.DirFS(writeNode(t, files)), "1.35.0", "2.4.2"
+	res, err := resolve.Resolve(ctx, opts)
+	require.NoError(t, err)
+	p, err := For(t.Context(), res, nil, opts.Root)
+	require.NoError(t, err)
+	require.Len(t, p.Edits, 2, "plan:\n%s", render(p))
+	require.NoError(t, Verify(ctx, p, opts, nil))
+	for k := range p.Edits {
+		q := *p
+		q.Edits = slices.Delete(slices.Clone(p.Edits), k, k+1)
+		err := Verify(ctx, &q, opts, nil)
+		require.ErrorIs(t, err, ErrUnverified, "without the edit of %s", p.Edits[k].Path)
+		assert.Contains(t, err.Error(), "kubelet-rejects-flag remains after the edits")
+	}
 }

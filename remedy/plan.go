@@ -136,6 +136,9 @@ type Step struct {
 	Alternative bool `json:"alternative,omitempty"`
 	// Message says it for people.
 	Message string `json:"message"`
+	// at is the place of the value an edit by hand changes, in the file
+	// as it was read ([Verify] lets the finding stay there).
+	at resolve.Location
 }
 
 // For plans the remedy of the node whose files are root (as
@@ -338,7 +341,7 @@ func (p *planner) fix(f resolve.Fix) error {
 
 // manual records a fix the plan cannot make as an edit by hand.
 func (p *planner) manual(f resolve.Fix) {
-	p.steps = append(p.steps, Step{Action: resolve.ActionEdit, Answers: f.Answers, Component: p.component(f.Path), Message: f.Message})
+	p.steps = append(p.steps, Step{Action: resolve.ActionEdit, Answers: f.Answers, Component: p.component(f.Path), Message: f.Message, at: f.Location})
 }
 
 // byHand records a fix that the text editor cannot make byte-exactly (err,

@@ -30,11 +30,12 @@ import (
 //     not store under that name, without a step that stores it before the
 //     restart;
 //   - leaves a finding an edit answers (but a finding on how the runtime
-//     stores or pins its images that a step answers too, and the
-//     verdict's unpinned findings that the runtime's own configuration
-//     answers once the restart the plan names has made it read the edited
-//     files), or has one the node had not (but the verdict's findings on
-//     the stored image, when the plan stores it under a new name);
+//     stores or pins its images that a step answers too, the verdict's
+//     unpinned findings that the runtime's own configuration answers once
+//     the restart the plan names has made it read the edited files, and a
+//     finding left only where a step for a person names it), or has one
+//     the node had not (but the verdict's findings on the stored image,
+//     when the plan stores it under a new name);
 //   - changes one key (and flag) of a file to two different values;
 //   - edits a file that the edited node's resolution does not read: a file
 //     the component does not read at its version and command line.
@@ -98,13 +99,68 @@ func Verify(ctx context.Context, p *Plan, opts resolve.Options, judge func(*reso
 	}
 	for _, k := range after {
 		switch {
-		case answered[k] && !excused[k]:
+		case answered[k] && !excused[k] && !leftToPerson(p, res, v, k):
 			return fmt.Errorf("%w: %s remains after the edits", ErrUnverified, k)
 		case !slices.Contains(before, k) && (!pulls || !isStoreKind(k)):
 			return fmt.Errorf("%w: the edits bring %s", ErrUnverified, k)
 		}
 	}
 	return nil
+}
+
+// leftToPerson reports whether every finding of kind k on the edited node
+// (res, v) is at a place the plan hands to a person: the file and line an
+// edit by hand names (a step of ActionEdit), the line moved by the plan's
+// changes above it in that file. Some places of a finding are edited and
+// the others, which the text editor cannot change exactly, are left for a
+// person: the finding stays, and the plan is a step for a person, not an
+// error (issue 51: kubeadm-flags.env edited, the flag also in a kubeadm
+// config's flow map).
+func leftToPerson(p *Plan, res *resolve.Result, v *audit.Verdict, k resolve.Kind) bool {
+	var places []resolve.Location
+	for _, s := range p.Steps {
+		if s.Action == resolve.ActionEdit && s.Answers == k && s.at.Path != "" && s.at.Line > 0 {
+			places = append(places, movedBy(p, s.at))
+		}
+	}
+	if len(places) == 0 {
+		return false
+	}
+	left := func(l resolve.Location) bool {
+		return slices.ContainsFunc(places, func(q resolve.Location) bool { return q.Path == l.Path && q.Line == l.Line })
+	}
+	for _, c := range res.Conflicts {
+		if c.Kind == k && !left(c.Location) {
+			return false
+		}
+	}
+	fixes := slices.Clone(res.Fixes)
+	if v != nil {
+		fixes = append(fixes, v.Fixes...)
+	}
+	for _, f := range fixes {
+		if f.Answers == k && !left(f.Location) {
+			return false
+		}
+	}
+	return true
+}
+
+// movedBy returns l, a place in a file as it was read, in the file as the
+// plan's edits leave it: moved by the lines the changes above it add or
+// remove.
+func movedBy(p *Plan, l resolve.Location) resolve.Location {
+	for _, e := range p.Edits {
+		if e.Path != l.Path {
+			continue
+		}
+		for _, c := range e.Changes {
+			if c.Line < l.Line {
+				l.Line += strings.Count(c.After, "\n") - strings.Count(c.Before, "\n")
+			}
+		}
+	}
+	return l
 }
 
 // oneValueAKey refuses two changes of one key (and flag) of a file to
