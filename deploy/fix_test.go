@@ -99,7 +99,7 @@ func TestFixRBAC(t *testing.T) {
 	t.Parallel()
 	var cr rbacv1.ClusterRole
 	decodeStrict(t, fixDir+"/clusterrole.yaml", &cr)
-	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}}}, cr.Rules)
+	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "patch"}}}, cr.Rules)
 	assert.Nil(t, cr.AggregationRule)
 
 	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: fixServiceAccount, Namespace: fixNamespace}}
@@ -120,7 +120,7 @@ func TestFixRBAC(t *testing.T) {
 	}{
 		{
 			name: "leases", role: "role-lease.yaml", binding: "rolebinding-lease.yaml", namespace: fixNamespace,
-			rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}}},
+			rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}}},
 		},
 		{
 			// Node events are in "default", core/v1 (role-events.yaml says why).
