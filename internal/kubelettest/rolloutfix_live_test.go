@@ -270,11 +270,16 @@ func (r *rolloutRun) write(t *testing.T, pause []byte) {
 	}
 
 	// The kubelet's next GC round keeps the pause image where the
-	// rollout pinned it.
+	// rollout pinned it: each node's rounds counted first, so that the
+	// nodes' rounds are awaited side by side.
+	rounds := map[string]int{}
+	for _, n := range rolloutNodes {
+		rounds[n.name] = len(kubelettest.GCRoundDone().FindAllString(r.nodes[n.name].KubeletLog(), -1))
+	}
 	for _, n := range rolloutNodes {
 		node := r.nodes[n.name]
 		id := imageIDs(t.Context(), t, node.Containerd.Endpoint)[n.stored[0]]
-		rounds := len(kubelettest.GCRoundDone().FindAllString(node.KubeletLog(), -1))
+		rounds := rounds[n.name]
 		require.Eventually(t, func() bool { return len(kubelettest.GCRoundDone().FindAllString(node.KubeletLog(), -1)) > rounds },
 			kubelettest.ImageGCPeriod+time.Minute, 5*time.Second, "%s: a GC round", n.name)
 		_, kept := imageIDs(t.Context(), t, node.Containerd.Endpoint)[n.stored[0]]
