@@ -44,8 +44,14 @@ func TestFixCapabilities(t *testing.T) {
 		manifest = append(manifest, strings.ToLower(string(c)))
 	}
 	bin := filepath.Join(t.TempDir(), "sandboxpin")
+	work, err := filepath.Abs("../go.work")
+	require.NoError(t, err)
 	build := exec.Command("go", "build", "-o", bin, "./sandboxpin")
 	build.Dir = "../cmd"
+	// The command from the workspace, also in the floor and newest runs
+	// (scripts/modules.sh), whose GOWORK=off and -modfile are this
+	// module's.
+	build.Env = append(os.Environ(), "GOWORK="+work, "GOFLAGS=")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build:\n%s", out)
 	images, err := filepath.Abs(capsImages)

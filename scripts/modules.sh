@@ -72,10 +72,18 @@ floor | newest)
 		# published versions to upgrade to); -u takes their dependencies
 		# along.
 		reqs=$(GOWORK=off GOFLAGS="-modfile=$tmp/go.mod" go list -m -f '{{if not (or .Main .Indirect)}}{{.Path}}{{end}}' all | grep -v "^$MODULE" || true)
+		# A requirement whose newest version declares another module path
+		# (github.com/google/cel-go v0.32.0 is cel.dev/cel-go) cannot be
+		# upgraded under its name: it stays at its version, and is said.
+		get() { GOWORK=off GOFLAGS=-mod=mod go get -modfile="$tmp/go.mod" -t "$@" >/dev/null 2>"$tmp/get.err"; }
 		# shellcheck disable=SC2086 # a word list
-		if GOWORK=off GOFLAGS=-mod=mod go get -modfile="$tmp/go.mod" -t -u $reqs >/dev/null 2>"$tmp/get.err"; then
-			cat "$tmp/get.err" >&2
-		else
+		until get -u $reqs; do
+			moved=$(sed -n 's/^[[:space:]]*but was required as: //p' "$tmp/get.err" | sort -u)
+			if [ -n "$moved" ] && printf '%s\n' $reqs | grep -qxF "$moved"; then
+				echo "$dir: $moved kept at its version: its newest declares another module path"
+				reqs=$(printf '%s\n' $reqs | grep -vxF "$moved" || true)
+				continue
+			fi
 			# A dependency's newest version may need a newer Go than this
 			# one (k8s.io/kube-openapi's HEAD wanted go 1.27 under 1.26.8):
 			# then upgrade the direct requirements only, to their latest
@@ -83,8 +91,10 @@ floor | newest)
 			grep -q 'requires go >=' "$tmp/get.err" || { cat "$tmp/get.err" >&2; exit 1; }
 			echo "$dir: $(grep -m1 'requires go >=' "$tmp/get.err"); upgrading the direct requirements only"
 			# shellcheck disable=SC2046,SC2086 # a word list
-			GOWORK=off GOFLAGS=-mod=mod go get -modfile="$tmp/go.mod" -t $(printf '%s@latest ' $reqs) >/dev/null
-		fi
+			get $(printf '%s@latest ' $reqs) || { cat "$tmp/get.err" >&2; exit 1; }
+			break
+		done
+		cat "$tmp/get.err" >&2
 		# go get records the sums of the modules it was asked for; the
 		# packages their new versions import may need more (seen with
 		# go-containerregistry's newest in ./internal).
