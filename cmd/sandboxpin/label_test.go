@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -211,4 +213,52 @@ func TestBytesField(t *testing.T) {
 	assert.False(t, ok)
 	_, _, err = bytesField(b[:len(b)-1], 1)
 	assert.Error(t, err, "a truncated message")
+}
+
+// FuzzLabelArgs: a command is read without a panic, and one that reads as a
+// label step reads the same once written back as remedy writes it.
+func FuzzLabelArgs(f *testing.F) {
+	f.Add("ctr -n k8s.io images label registry.k8s.io/pause:3.10 io.cri-containerd.pinned=pinned")
+	f.Add("k3s ctr -n k8s.io images label docker.io/rancher/mirrored-pause:3.6 io.cri-containerd.pinned=pinned io.cattle.k3s.pinned=")
+	f.Add("ctr -n k8s.io images label p:1 a=b=c")
+	f.Add("images label")
+	f.Fuzz(func(t *testing.T, command string) {
+		name, labels, err := labelArgs(command)
+		if err != nil {
+			require.ErrorIs(t, err, errNoLabel)
+			return
+		}
+		require.NotEmpty(t, name)
+		require.NotEmpty(t, labels)
+		again := "ctr -n k8s.io images label " + name
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
+			require.NotEmpty(t, k)
+			again += " " + k + "=" + labels[k]
+		}
+		name2, labels2, err := labelArgs(again)
+		require.NoError(t, err, "%q", again)
+		assert.Equal(t, name, name2)
+		assert.Equal(t, labels, labels2)
+	})
+}
+
+// FuzzBytesField: a message off the wire is read without a panic, and a
+// field found is one a writer of that field reads back.
+func FuzzBytesField(f *testing.F) {
+	img := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "registry.k8s.io/pause:3.10")
+	f.Add(protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), img))
+	f.Add([]byte{0x0a, 0xff})
+	f.Add([]byte{0x08, 0x96, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, ok, err := bytesField(b, 1)
+		if err != nil || !ok {
+			assert.Nil(t, v)
+			return
+		}
+		again := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), v)
+		v2, ok2, err := bytesField(again, 1)
+		require.NoError(t, err)
+		assert.True(t, ok2)
+		assert.Equal(t, v, v2)
+	})
 }
