@@ -72,6 +72,7 @@ func labelStep(s remedy.Step) (string, map[string]string, bool) {
 // of one is ambiguous beside the other.
 const (
 	imagesGet    = "/containerd.services.images.v1.Images/Get"
+	imagesCreate = "/containerd.services.images.v1.Images/Create"
 	imagesUpdate = "/containerd.services.images.v1.Images/Update"
 )
 
@@ -140,13 +141,78 @@ func bytesField(b []byte, num protowire.Number) ([]byte, bool, error) {
 // TestPinnedLabel). The image is read first and sent whole with the
 // labels' entries after its own (a map's last entry for a key wins), so
 // that the store validates a complete record.
-func labelImage(ctx context.Context, endpoint, name string, labels map[string]string) error {
+func labelImage(ctx context.Context, endpoint, name string, labels map[string]string) (err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("labelling %s through containerd's images API on %s: %w", name, endpoint, err)
+		}
+	}()
+	return withImages(ctx, endpoint, func(call caller) error {
+		img, err := getImage(call, name)
+		if err != nil {
+			return err
+		}
+		var mask []byte
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
+			entry := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), k)
+			entry = protowire.AppendString(protowire.AppendTag(entry, 2, protowire.BytesType), labels[k])
+			img = protowire.AppendBytes(protowire.AppendTag(img, 2, protowire.BytesType), entry)
+			mask = protowire.AppendString(protowire.AppendTag(mask, 1, protowire.BytesType), "labels."+k)
+		}
+		req := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), img)
+		req = protowire.AppendBytes(protowire.AppendTag(req, 2, protowire.BytesType), mask)
+		_, err = call(imagesUpdate, req)
+		return err
+	})
+}
+
+// tagImage stores the image containerd stores as from under name too, as
+// `ctr -n k8s.io images tag FROM NAME` does (cmd/ctr/commands/images/tag.go
+// at v1.7.35 and v2.4.2: the record read, its name replaced, created
+// again): the same target, so the same image, without a registry; its
+// labels come along. The CRI plugin learns the new name from the
+// ImageCreate event.
+func tagImage(ctx context.Context, endpoint, from, name string) (err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("tagging %s as %s through containerd's images API on %s: %w", from, name, endpoint, err)
+		}
+	}()
+	return withImages(ctx, endpoint, func(call caller) error {
+		img, err := getImage(call, from)
+		if err != nil {
+			return err
+		}
+		renamed := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), name)
+		for b := img; len(b) > 0; {
+			n, typ, l := protowire.ConsumeTag(b)
+			if l < 0 {
+				return protowire.ParseError(l)
+			}
+			fl := protowire.ConsumeFieldValue(n, typ, b[l:])
+			if fl < 0 {
+				return protowire.ParseError(fl)
+			}
+			if n != 1 {
+				renamed = append(renamed, b[:l+fl]...)
+			}
+			b = b[l+fl:]
+		}
+		_, err = call(imagesCreate, protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), renamed))
+		return err
+	})
+}
+
+// caller calls a method of containerd's images service with a request on
+// the wire, and returns the response on the wire.
+type caller func(method string, req []byte) ([]byte, error)
+
+// withImages calls f with a caller of containerd's images service on
+// endpoint, in the CRI plugin's namespace.
+func withImages(ctx context.Context, endpoint string, f func(caller) error) error {
 	path, ok := strings.CutPrefix(endpoint, "unix://")
 	if !ok {
-		return fmt.Errorf("labelling %s: %s is not a unix:// socket", name, endpoint)
-	}
-	fail := func(err error) error {
-		return fmt.Errorf("labelling %s through containerd's images API on %s: %w", name, endpoint, err)
+		return fmt.Errorf("%s is not a unix:// socket", endpoint)
 	}
 	conn, err := grpc.NewClient("passthrough:///containerd",
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -155,33 +221,28 @@ func labelImage(ctx context.Context, endpoint, name string, labels map[string]st
 			return d.DialContext(ctx, "unix", path)
 		}))
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer func() { _ = conn.Close() }()
 	ctx = metadata.AppendToOutgoingContext(ctx, containerdNamespaceHeader, containerdNamespace)
-	req := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), name)
-	var resp []byte
-	if err := conn.Invoke(ctx, imagesGet, &req, &resp, grpc.ForceCodec(rawCodec{})); err != nil {
-		return fail(err)
+	return f(func(method string, req []byte) ([]byte, error) {
+		var resp []byte
+		err := conn.Invoke(ctx, method, &req, &resp, grpc.ForceCodec(rawCodec{}))
+		return resp, err
+	})
+}
+
+// getImage returns the record containerd stores as name (an Image message).
+func getImage(call caller, name string) ([]byte, error) {
+	resp, err := call(imagesGet, protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), name))
+	if err != nil {
+		return nil, err
 	}
 	img, ok, err := bytesField(resp, 1)
 	if err != nil || !ok {
-		return fail(cmp.Or(err, errors.New("no image in its answer")))
+		return nil, cmp.Or(err, errors.New("no image in its answer"))
 	}
-	img = slices.Clone(img)
-	var mask []byte
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		entry := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), k)
-		entry = protowire.AppendString(protowire.AppendTag(entry, 2, protowire.BytesType), labels[k])
-		img = protowire.AppendBytes(protowire.AppendTag(img, 2, protowire.BytesType), entry)
-		mask = protowire.AppendString(protowire.AppendTag(mask, 1, protowire.BytesType), "labels."+k)
-	}
-	req = protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), img)
-	req = protowire.AppendBytes(protowire.AppendTag(req, 2, protowire.BytesType), mask)
-	if err := conn.Invoke(ctx, imagesUpdate, &req, &resp, grpc.ForceCodec(rawCodec{})); err != nil {
-		return fail(err)
-	}
-	return nil
+	return slices.Clone(img), nil
 }
 
 // label takes the plan's label steps, after its pulls and before its

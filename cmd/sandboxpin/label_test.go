@@ -117,6 +117,21 @@ func (f *fakeImages) handle(_ any, stream grpc.ServerStream) error {
 		img = protowire.AppendBytes(protowire.AppendTag(img, 3, protowire.BytesType), f.target)
 		resp := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), img)
 		return stream.SendMsg(&resp)
+	case imagesCreate:
+		img, _, err := bytesField(req, 1)
+		if err != nil {
+			return status.Error(codes.InvalidArgument, err.Error())
+		}
+		name, _, _ := bytesField(img, 1)
+		if _, ok := f.labels[string(name)]; ok {
+			return status.Errorf(codes.AlreadyExists, "image %q: already exists", name)
+		}
+		if target, _, _ := bytesField(img, 3); string(target) != string(f.target) {
+			return status.Errorf(codes.InvalidArgument, "image %q: target %q", name, target)
+		}
+		f.labels[string(name)] = mapEntries(img)
+		resp := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), img)
+		return stream.SendMsg(&resp)
 	case imagesUpdate:
 		img, _, err := bytesField(req, 1)
 		if err != nil {
@@ -126,20 +141,8 @@ func (f *fakeImages) handle(_ any, stream grpc.ServerStream) error {
 		if target, _, _ := bytesField(img, 3); string(target) != string(f.target) {
 			return status.Errorf(codes.InvalidArgument, "image %q: target %q", name, target)
 		}
-		sent := map[string]string{}
+		sent := mapEntries(img)
 		var paths []string
-		for b := img; len(b) > 0; {
-			n, typ, l := protowire.ConsumeTag(b)
-			b = b[l:]
-			l = protowire.ConsumeFieldValue(n, typ, b)
-			if n == 2 {
-				e, _ := protowire.ConsumeBytes(b)
-				k, _, _ := bytesField(e, 1)
-				v, _, _ := bytesField(e, 2)
-				sent[string(k)] = string(v) // the last wins
-			}
-			b = b[l:]
-		}
 		mask, _, _ := bytesField(req, 2)
 		for b := mask; len(b) > 0; {
 			_, _, l := protowire.ConsumeTag(b)
@@ -161,6 +164,25 @@ func (f *fakeImages) handle(_ any, stream grpc.ServerStream) error {
 		return stream.SendMsg(&resp)
 	}
 	return status.Errorf(codes.Unimplemented, "%s", method)
+}
+
+// mapEntries reads the labels (field 2, a map) of an Image message; the
+// last entry of a key wins.
+func mapEntries(img []byte) map[string]string {
+	m := map[string]string{}
+	for b := img; len(b) > 0; {
+		n, typ, l := protowire.ConsumeTag(b)
+		b = b[l:]
+		l = protowire.ConsumeFieldValue(n, typ, b)
+		if n == 2 {
+			e, _ := protowire.ConsumeBytes(b)
+			k, _, _ := bytesField(e, 1)
+			v, _, _ := bytesField(e, 2)
+			m[string(k)] = string(v)
+		}
+		b = b[l:]
+	}
+	return m
 }
 
 func serveImages(t *testing.T, f *fakeImages) string {
@@ -197,6 +219,28 @@ func TestLabelImage(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	assert.Error(t, labelImage(ctx, endpoint, name, map[string]string{"io.cri-containerd.pinned": "pinned"}))
+}
+
+// TestTagImage: the image stored as one name stored under another, its
+// target and labels copied; a name stored already, or one absent, is an
+// error that names both.
+func TestTagImage(t *testing.T) {
+	t.Parallel()
+	const from, name = "k8s.gcr.io/pause:3.10.1", "registry.k8s.io/pause:3.10.1"
+	f := &fakeImages{target: []byte("\x0a\x05media"), labels: map[string]map[string]string{
+		from: {"io.cri-containerd.image": "managed"},
+	}}
+	endpoint := serveImages(t, f)
+	require.NoError(t, tagImage(t.Context(), endpoint, from, name))
+	assert.Equal(t, map[string]string{"io.cri-containerd.image": "managed"}, f.labels[name])
+	assert.Equal(t, map[string]string{"io.cri-containerd.image": "managed"}, f.labels[from])
+
+	err := tagImage(t.Context(), endpoint, from, name)
+	assert.Equal(t, codes.AlreadyExists, status.Code(err))
+	assert.ErrorContains(t, err, "tagging "+from+" as "+name+" through containerd's images API on "+endpoint)
+	err = tagImage(t.Context(), endpoint, "p:absent", "p:other")
+	assert.Equal(t, codes.NotFound, status.Code(err))
+	assert.NotContains(t, f.labels, "p:other")
 }
 
 func TestBytesField(t *testing.T) {

@@ -65,8 +65,10 @@ func newRolloutCmd(ctx context.Context) *cobra.Command {
 			"--concurrency Leases named --lease in --namespace, checks its gates (no alert firing in\n" +
 			"--prometheus-url that matches --blocking-alerts and not --ignore-alerts, the Node Ready, the\n" +
 			"--window in --time-zone), plans again, writes the edits (the originals kept under --backup-dir),\n" +
-			"pulls through CRI, labels the image containerd 1.x must be told is pinned (through containerd's\n" +
-			"images API, as `ctr images label` does), restarts the plan's units through systemd's D-Bus API\n" +
+			"pulls through CRI (on containerd, tags the image stored under another spelling instead),\n" +
+			"labels the image containerd 1.x must be told is pinned (both through containerd's\n" +
+			"images API, as `ctr images tag` and `ctr images label` do), restarts the plan's units through\n" +
+			"systemd's D-Bus API\n" +
 			"at --systemd-address (the runtime first, the kubelet last), and waits up to --check-timeout for\n" +
 			"the runtime to answer, the Node to be Ready (its kubelet reporting since its restart, when it\n" +
 			"restarted), and the live audit to say protected. Without --kubelet-version the kubelet's version\n" +
@@ -231,6 +233,9 @@ type fixer struct {
 	audit func(context.Context) nodeAudit
 	// labeller takes a label step (labelImage on containerd's socket).
 	labeller func(ctx context.Context, name string, labels map[string]string) error
+	// tagger stores containerd's image stored as from under name too
+	// (tagImage on containerd's socket).
+	tagger func(ctx context.Context, from, name string) error
 
 	restartTimeout, checkTimeout, poll time.Duration
 
@@ -254,6 +259,9 @@ func newFixer(n *nodeFlags, node string, write bool, log *slog.Logger) *fixer {
 	fx.audit = func(ctx context.Context) nodeAudit { return auditNode(ctx, n) }
 	fx.labeller = func(ctx context.Context, name string, labels map[string]string) error {
 		return labelImage(ctx, n.containerdEndpoint(), name, labels)
+	}
+	fx.tagger = func(ctx context.Context, from, name string) error {
+		return tagImage(ctx, n.containerdEndpoint(), from, name)
 	}
 	fx.runtimeUp = func(ctx context.Context) error {
 		client, err := n.dial(ctx)
@@ -532,7 +540,11 @@ func (fx *fixer) roll(ctx, parent context.Context) error {
 	return fx.publishStatus(ctx, rollout.StateDone, p, "written and checked: "+summary(p))
 }
 
-// pull stores the images the plan names through CRI, as fix --write does.
+// pull stores the images the plan names through CRI, as fix --write does;
+// on containerd, an image the plan says is stored under another spelling
+// (From) is tagged instead, through containerd's images API: the same
+// image, the one in use, with no registry to reach (an offline node's
+// pull fails).
 func (fx *fixer) pull(ctx context.Context, p *remedy.Plan) error {
 	var client *cri.Client
 	defer func() {
@@ -542,6 +554,14 @@ func (fx *fixer) pull(ctx context.Context, p *remedy.Plan) error {
 	}()
 	for i, s := range p.Steps {
 		if s.Action != resolve.ActionPull || s.Done || s.Alternative {
+			continue
+		}
+		if s.From != "" && s.Component == resolve.ComponentContainerd {
+			if err := fx.tagger(ctx, s.From, s.Image); err != nil {
+				return err
+			}
+			p.Steps[i].Done = true
+			fx.log.Info("tagged", "from", s.From, "image", s.Image)
 			continue
 		}
 		if client == nil {

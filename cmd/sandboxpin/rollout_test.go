@@ -514,6 +514,37 @@ func TestRolloutLabel(t *testing.T) {
 	assert.Equal(t, [][]string{{"containerd.service"}}, rn.restarter.restarts)
 	assert.Contains(t, nodeFiles(t, rn.root)["/etc/containerd/config.toml"], `sandbox_image = "registry.k8s.io/pause:3.9"`)
 
+	// Stored only under the alias (an offline node): the pull is a tag of
+	// the stored image, through containerd's images API, not a pull from
+	// the registry; then the label and the restart.
+	alias := newRolloutNode(t, newTestCluster(), "node-d", "containerd-1.7-alias", true,
+		&runtimeapi.Image{Id: "sha256:" + hexID, RepoTags: []string{"k8s.gcr.io/pause:3.9"}})
+	writeFile(t, filepath.Join(alias.root, "lib/systemd/system/containerd.service"), "[Service]\nExecStart=/usr/bin/containerd\n")
+	var steps []string
+	alias.fx.tagger = func(_ context.Context, from, image string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		steps = append(steps, "tag "+from+" "+image)
+		return nil
+	}
+	alias.fx.labeller = func(_ context.Context, image string, _ map[string]string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		steps = append(steps, "label "+image)
+		return nil
+	}
+	alias.fx.audit = func(ctx context.Context) nodeAudit {
+		n := *alias.fx.n
+		n.endpoint = labelledAt
+		return auditNode(ctx, &n)
+	}
+	require.NoError(t, alias.fx.pass(t.Context()))
+	assert.Equal(t, rollout.StateDone, alias.pub.last().State, "%+v", alias.pub.last())
+	assert.Equal(t, []string{"tag k8s.gcr.io/pause:3.9 " + name, "label k8s.gcr.io/pause:3.9", "label " + name}, steps,
+		"the plan's steps in its order, the pulls first (its first label, of the stored name, is not an alternative here)")
+	assert.Empty(t, alias.rt.Pulled(), "no pull from the registry")
+	assert.Equal(t, [][]string{{"containerd.service"}}, alias.restarter.restarts)
+
 	// A failed label fails the node: the originals restored, the
 	// rollout halted, no restart.
 	c2 := newTestCluster()
