@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -11,8 +12,10 @@ import (
 	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/sandboxpin/sandboxpin/remedy"
@@ -199,7 +202,22 @@ func tagImage(ctx context.Context, endpoint, from, name string) (err error) {
 			b = b[l+fl:]
 		}
 		_, err = call(imagesCreate, protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), renamed))
-		return err
+		if status.Code(err) != codes.AlreadyExists {
+			return err
+		}
+		// Stored under name already (by a tool the CRI plugin does not
+		// list until it restarts, as ctr's import on 1.7): done when it is
+		// the same image, the same target.
+		have, gerr := getImage(call, name)
+		if gerr != nil {
+			return errors.Join(err, gerr)
+		}
+		want, _, _ := bytesField(img, 3)
+		got, _, _ := bytesField(have, 3)
+		if len(want) == 0 || !bytes.Equal(want, got) {
+			return fmt.Errorf("%w, as another image", err)
+		}
+		return nil
 	})
 }
 

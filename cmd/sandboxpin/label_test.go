@@ -87,6 +87,8 @@ type fakeImages struct {
 	mu     sync.Mutex
 	labels map[string]map[string]string
 	target []byte
+	// targets are the images whose target is not target.
+	targets map[string][]byte
 }
 
 func (f *fakeImages) handle(_ any, stream grpc.ServerStream) error {
@@ -114,7 +116,11 @@ func (f *fakeImages) handle(_ any, stream grpc.ServerStream) error {
 			e = protowire.AppendString(protowire.AppendTag(e, 2, protowire.BytesType), v)
 			img = protowire.AppendBytes(protowire.AppendTag(img, 2, protowire.BytesType), e)
 		}
-		img = protowire.AppendBytes(protowire.AppendTag(img, 3, protowire.BytesType), f.target)
+		target := f.target
+		if t, ok := f.targets[string(name)]; ok {
+			target = t
+		}
+		img = protowire.AppendBytes(protowire.AppendTag(img, 3, protowire.BytesType), target)
 		resp := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), img)
 		return stream.SendMsg(&resp)
 	case imagesCreate:
@@ -235,12 +241,20 @@ func TestTagImage(t *testing.T) {
 	assert.Equal(t, map[string]string{"io.cri-containerd.image": "managed"}, f.labels[name])
 	assert.Equal(t, map[string]string{"io.cri-containerd.image": "managed"}, f.labels[from])
 
-	err := tagImage(t.Context(), endpoint, from, name)
+	// Stored under name already, the same image: done.
+	require.NoError(t, tagImage(t.Context(), endpoint, from, name))
+	// Stored under name already, another image: an error.
+	f.mu.Lock()
+	f.targets = map[string][]byte{"p:other": []byte("\x0a\x05other")}
+	f.labels["p:other"] = map[string]string{}
+	f.mu.Unlock()
+	err := tagImage(t.Context(), endpoint, from, "p:other")
 	assert.Equal(t, codes.AlreadyExists, status.Code(err))
-	assert.ErrorContains(t, err, "tagging "+from+" as "+name+" through containerd's images API on "+endpoint)
-	err = tagImage(t.Context(), endpoint, "p:absent", "p:other")
+	assert.ErrorContains(t, err, "tagging "+from+" as p:other through containerd's images API on "+endpoint)
+	assert.ErrorContains(t, err, "as another image")
+	err = tagImage(t.Context(), endpoint, "p:absent", "p:new")
 	assert.Equal(t, codes.NotFound, status.Code(err))
-	assert.NotContains(t, f.labels, "p:other")
+	assert.NotContains(t, f.labels, "p:new")
 }
 
 func TestBytesField(t *testing.T) {
