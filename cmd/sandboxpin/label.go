@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -207,18 +206,32 @@ func tagImage(ctx context.Context, endpoint, from, name string) (err error) {
 		}
 		// Stored under name already (by a tool the CRI plugin does not
 		// list until it restarts, as ctr's import on 1.7): done when it is
-		// the same image, the same target.
+		// the same image, the same target digest (the descriptor's
+		// annotations differ between imports: ctr's name annotations).
 		have, gerr := getImage(call, name)
 		if gerr != nil {
 			return errors.Join(err, gerr)
 		}
-		want, _, _ := bytesField(img, 3)
-		got, _, _ := bytesField(have, 3)
-		if len(want) == 0 || !bytes.Equal(want, got) {
-			return fmt.Errorf("%w, as another image", err)
+		want, got := targetDigest(img), targetDigest(have)
+		if want == "" || want != got {
+			return fmt.Errorf("%w, as another image (%s, not %s)", err, got, want)
 		}
 		return nil
 	})
+}
+
+// targetDigest is the digest of an Image message's target (Image.target 3,
+// Descriptor.digest 2), "" when it has none.
+func targetDigest(img []byte) string {
+	target, _, err := bytesField(img, 3)
+	if err != nil {
+		return ""
+	}
+	d, _, err := bytesField(target, 2)
+	if err != nil {
+		return ""
+	}
+	return string(d)
 }
 
 // caller calls a method of containerd's images service with a request on

@@ -233,7 +233,7 @@ func TestLabelImage(t *testing.T) {
 func TestTagImage(t *testing.T) {
 	t.Parallel()
 	const from, name = "k8s.gcr.io/pause:3.10.1", "registry.k8s.io/pause:3.10.1"
-	f := &fakeImages{target: []byte("\x0a\x05media"), labels: map[string]map[string]string{
+	f := &fakeImages{target: []byte("\x0a\x05media\x12\x0fsha256:0123abcd"), labels: map[string]map[string]string{
 		from: {"io.cri-containerd.image": "managed"},
 	}}
 	endpoint := serveImages(t, f)
@@ -245,9 +245,12 @@ func TestTagImage(t *testing.T) {
 	require.NoError(t, tagImage(t.Context(), endpoint, from, name))
 	// Stored under name already, another image: an error.
 	f.mu.Lock()
-	f.targets = map[string][]byte{"p:other": []byte("\x0a\x05other")}
+	f.targets = map[string][]byte{"p:other": []byte("\x0a\x05media\x12\x0fsha256:4567cdef"),
+		"p:same": []byte("\x0a\x05media\x12\x0fsha256:0123abcd\x2a\x04\x0a\x01k\x12\x01v")} // an annotation more
 	f.labels["p:other"] = map[string]string{}
+	f.labels["p:same"] = map[string]string{}
 	f.mu.Unlock()
+	require.NoError(t, tagImage(t.Context(), endpoint, from, "p:same"), "the same digest, other annotations: the same image")
 	err := tagImage(t.Context(), endpoint, from, "p:other")
 	assert.Equal(t, codes.AlreadyExists, status.Code(err))
 	assert.ErrorContains(t, err, "tagging "+from+" as p:other through containerd's images API on "+endpoint)
