@@ -246,7 +246,7 @@ func TestTagImage(t *testing.T) {
 	// Stored under name already, another image: an error.
 	f.mu.Lock()
 	f.targets = map[string][]byte{"p:other": []byte("\x0a\x05media\x12\x0fsha256:4567cdef"),
-		"p:same": []byte("\x0a\x05media\x12\x0fsha256:0123abcd\x2a\x04\x0a\x01k\x12\x01v")} // an annotation more
+		"p:same": []byte("\x0a\x05media\x12\x0fsha256:0123abcd\x2a\x06\x0a\x01k\x12\x01v")} // an annotation more
 	f.labels["p:other"] = map[string]string{}
 	f.labels["p:same"] = map[string]string{}
 	f.mu.Unlock()
