@@ -242,7 +242,7 @@ if [ "$FUZZTIME" != 0 ]; then
 	rm -rf "$fuzz_dir"
 fi
 if [ -n "$cluster_pid" ]; then
-	step "the cluster tests (TestCluster and TestClusterRollout, started after internal's tests)"
+	step "the cluster test (TestCluster, started after internal's tests)"
 	rc=0
 	wait "$cluster_pid" || rc=$?
 	trap - EXIT
