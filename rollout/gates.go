@@ -38,11 +38,14 @@ type Gates struct {
 	// check); an alert firing whose name matches Blocking (nil: every
 	// alert) and not Ignore (nil: none) closes the gate. The regexps match
 	// anywhere in the name ([regexp.Regexp.MatchString]); anchor them to
-	// match whole names. HTTP nil is http.DefaultClient.
+	// match whole names. HTTP nil is http.DefaultClient. Timeout bounds
+	// the request (0 is 30s): a Prometheus that takes the connection and
+	// never answers closes the gate, and does not hold up the pass.
 	Prometheus string
 	Blocking   *regexp.Regexp
 	Ignore     *regexp.Regexp
 	HTTP       *http.Client
+	Timeout    time.Duration
 	Window     Window
 	// Now nil is time.Now.
 	Now func() time.Time
@@ -121,6 +124,12 @@ type alertsAnswer struct {
 // than the ALERTS series, and pending alerts never block.
 func (g Gates) alerts(ctx context.Context) (string, error) {
 	const unknown = "Prometheus alerts unknown"
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	u, err := url.JoinPath(g.Prometheus, "api/v1/alerts")
 	if err != nil {
 		return unknown, fmt.Errorf("%w: %q: %w", ErrPrometheus, g.Prometheus, err)

@@ -180,3 +180,33 @@ func TestGatesAlertsTooLarge(t *testing.T) {
 	require.ErrorIs(t, err, ErrPrometheus)
 	assert.ErrorContains(t, err, "larger than")
 }
+
+// TestGatesAlertsTimeout: a Prometheus that takes the request and never
+// answers closes the gate within Timeout; the pass goes on.
+func TestGatesAlertsTimeout(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.Close() })
+	g := Gates{Prometheus: srv.URL, HTTP: srv.Client(), Timeout: 100 * time.Millisecond}
+	done := make(chan struct{})
+	var got string
+	var err error
+	go func() {
+		defer close(done)
+		got, err = g.Check(context.Background())
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Check still waits for a Prometheus that does not answer")
+	}
+	assert.Equal(t, "Prometheus alerts unknown", got)
+	require.ErrorIs(t, err, ErrPrometheus)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
