@@ -48,6 +48,12 @@ type NodeOptions struct {
 	Port int
 	// CNIBin is the directory of the CNI plugins (Debian's /usr/lib/cni).
 	CNIBin string
+	// Registry, when set, is the host:port of a plain-HTTP registry
+	// (internal/registrytest) that containerd pulls through in place of
+	// registry.k8s.io, k8s.gcr.io and docker.io (containerdtest.Options):
+	// the node can pull as a node on a network does. "": every pull
+	// fails, as on a node without a network.
+	Registry string
 }
 
 // Node is a running node: a mount namespace of its own, held by a process,
@@ -149,7 +155,7 @@ func (cp *ControlPlane) StartNode(t testing.TB, opts NodeOptions) *Node {
 	}
 
 	n.Containerd = containerdtest.Start(t, opts.Containerd, containerdtest.Options{
-		SandboxImage: opts.SandboxImage, RestrictOOMScoreAdj: true, Wrap: n.Enter(),
+		SandboxImage: opts.SandboxImage, RestrictOOMScoreAdj: true, Wrap: n.Enter(), Registry: opts.Registry,
 	})
 	c := n.Containerd
 	conn, err := grpc.NewClient(c.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))

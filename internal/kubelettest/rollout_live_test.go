@@ -27,6 +27,7 @@ import (
 	"github.com/sandboxpin/sandboxpin/internal/containerdtest"
 	"github.com/sandboxpin/sandboxpin/internal/critesttest"
 	"github.com/sandboxpin/sandboxpin/internal/kubelettest"
+	"github.com/sandboxpin/sandboxpin/internal/registrytest"
 	"github.com/sandboxpin/sandboxpin/internal/runtimetest"
 	"github.com/sandboxpin/sandboxpin/internal/systemdtest"
 )
@@ -139,11 +140,21 @@ func TestClusterRollout(t *testing.T) {
 	start := time.Now()
 	cp := clustertest.Start(t)
 	t.Logf("control plane ready in %v; the kubernetes Service %s:%s routed to %s", time.Since(start).Round(time.Millisecond), cp.ServiceIP, cp.ServicePort, cp.Server)
+	// The registries a node pulls the pause image from, served here: a
+	// node's fix needs a pull when the kubelet's GC removed the unpinned
+	// image while the rollout was halted (the halt outlasts a GC round).
+	// The decoy is not served.
+	reg := registrytest.Start(t)
+	for _, n := range rolloutNodes {
+		for _, name := range append([]string{n.configured}, n.stored...) {
+			reg.Push(t, name, containerdtest.Image{Names: []string{name}, Executable: pause})
+		}
+	}
 	nodes := map[string]*clustertest.Node{}
 	for _, n := range rolloutNodes {
 		node := cp.StartNode(t, clustertest.NodeOptions{
 			Name: n.name, Containerd: n.version, SandboxImage: decoyPause, Stored: n.stored, Pause: pause,
-			Bridge: n.bridge, Subnet: n.subnet, Port: n.port, CNIBin: cniBin(t),
+			Bridge: n.bridge, Subnet: n.subnet, Port: n.port, CNIBin: cniBin(t), Registry: reg.Addr,
 			KubeletConfig: rolloutKubeletConfig, KubeletArgs: []string{"--vmodule=" + kubelettest.GCRoundVModule},
 		})
 		node.Containerd.Import(t, containerdtest.Image{Names: []string{busyboxImage}, Executable: busybox, Path: "/bin/busybox"})
@@ -200,6 +211,7 @@ func TestClusterRollout(t *testing.T) {
 		assert.False(t, pinnedByTag(t.Context(), t, node.Containerd.Endpoint)[n.stored[0]], "%s: the pause image is not pinned", n.name)
 		code, out := nodeSandboxpin(t, node, bin, "audit")
 		assert.Equal(t, 1, code, "%s: audit says unprotected:\n%s", n.name, out)
+		t.Logf("%s: audit before the fix (exit %d):\n%s", n.name, code, out)
 		code, plan := nodeSandboxpin(t, node, bin, "fix")
 		t.Logf("%s: sandboxpin fix (exit %d):\n%s", n.name, code, plan)
 		assert.Contains(t, plan, "/etc/containerd/config.toml", "%s: the plan edits the node's containerd config", n.name)
@@ -400,18 +412,25 @@ func breakNode(t *testing.T, n *clustertest.Node, r rolloutNode, pause []byte) {
 	n.WriteFile(t, "/etc/containerd/config.toml", decoy)
 	require.Equal(t, "done", restartContainerd(t, n), "%s: restart containerd on the decoy", n.Name)
 	waitCRI(t, n)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	conn := dial(ctx, t, n.Containerd.Endpoint)
-	defer conn.Close()
-	for _, name := range r.stored {
-		_, err := runtimeapi.NewImageServiceClient(conn).RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: name}})
-		require.NoError(t, err, "%s: remove %s", n.Name, name)
-	}
+	removeImages(t, n, r.stored)
 	n.Containerd.Import(t, containerdtest.Image{Names: r.stored, Executable: pause})
 	n.WriteFile(t, "/etc/containerd/config.toml", strings.ReplaceAll(decoy, fmt.Sprintf("%q", decoyPause), fmt.Sprintf("%q", r.configured)))
 	require.Equal(t, "done", restartContainerd(t, n), "%s: restart containerd on %s", n.Name, r.configured)
 	waitCRI(t, n)
+}
+
+// removeImages removes the images names through the node's CRI socket,
+// as the kubelet's GC does.
+func removeImages(t *testing.T, n *clustertest.Node, names []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	conn := dial(ctx, t, n.Containerd.Endpoint)
+	defer conn.Close()
+	for _, name := range names {
+		_, err := runtimeapi.NewImageServiceClient(conn).RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: name}})
+		require.NoError(t, err, "%s: remove %s", n.Name, name)
+	}
 }
 
 // writeTemp writes content into a temporary file and returns its path.

@@ -1,12 +1,14 @@
 package kubelettest_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,6 +57,15 @@ func deployRollout(t *testing.T, cp *clustertest.ControlPlane, nodes map[string]
 	for name, n := range nodes {
 		before[name] = nodeFiles(t, n)
 	}
+	// On a failure, what each fixer logged (its container's log under the
+	// node's /var/log/pods, a tmpfs of the node's namespace).
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, n := range rolloutNodes {
+				t.Logf("%s: the fixer's log:\n%s", n.name, fixerLog(t, nodes[n.name]))
+			}
+		}
+	})
 	r.apply(t, "plan")
 	cp.MustKubectl(t, "-n", "sandboxpin", "rollout", "status", "daemonset/sandboxpin-fix", "--timeout=4m")
 	states := map[string]string{}
@@ -294,14 +305,28 @@ func (r *rolloutRun) write(t *testing.T, pause []byte) {
 	breakNode(t, r.nodes[failing.name], failing, pause)
 	r.nodes[failing.name].FailNextRestart("containerd.service", fmt.Errorf("the test fails this restart"))
 	r.waitState(t, failing.name, 6*time.Minute, "failed")
+	gcFrom := len(r.nodes[failing.name].KubeletLog())
 	halted := cp.Wait(t, time.Minute, func(out string) bool { return out != "" }, "-n", "sandboxpin", "get", "lease", "sandboxpin-fix", "-o", `jsonpath={.metadata.annotations.sandboxpin\.io/halted}`)
 	t.Logf("halted: the Lease's sandboxpin.io/halted: %s; %s: %s", halted, failing.name, r.annotations(t, failing.name))
 	r.prom.WaitQuery(t, 4*time.Minute, `ALERTS{alertname="SandboxpinFixHalted",alertstate="firing"}`, func(v []clustertest.Sample) bool { return len(v) > 0 })
 	assert.Equal(t, otherBefore, nodeFiles(t, r.nodes[other.name]), "%s untouched by the halted rollout", other.name)
 	t.Logf("the halt's timeline:\n%s", r.timeline(t))
+	// Halted, the node is as it was: unpinned, and the kubelet's GC
+	// removes the pause image in its next round (5 min apart; in one CI
+	// run before the halt was lifted, and the resumed fix, which then had
+	// to pull the image, failed on a node without a registry). Removed
+	// here as the GC does, so that the resumed fix pulls it, from the
+	// test's registry.
+	removeImages(t, r.nodes[failing.name], failing.stored)
 	cp.MustKubectl(t, "-n", "sandboxpin", "annotate", "lease", "sandboxpin-fix", "sandboxpin.io/halted-")
 	r.waitState(t, failing.name, 6*time.Minute, "done")
 	t.Logf("after the halt was lifted: %s: %s", failing.name, r.annotations(t, failing.name))
+	t.Logf("%s: the kubelet's GC since the failure:\n%s", failing.name, gcLines(r.nodes[failing.name].KubeletLog()[gcFrom:]))
+	assert.Regexp(t, `fix-plan=[^=]*\bpull \S*pause:3\.10\.1`, r.annotations(t, failing.name), "%s: the resumed fix pulled the pause image", failing.name)
+	assert.True(t, pinnedByTag(t.Context(), t, r.nodes[failing.name].Containerd.Endpoint)[failing.stored[0]], "%s: the pulled pause image pinned", failing.name)
+	code, out := nodeSandboxpin(t, r.nodes[failing.name], mustBinary(t), "audit")
+	assert.Equal(t, 0, code, "%s: audit after the resumed fix:\n%s", failing.name, out)
+	t.Logf("%s: audit after the resumed fix (exit %d):\n%s", failing.name, code, out)
 	t.Logf("the timeline after the lift:\n%s", r.timeline(t))
 
 	// Every panel query of the dashboard returns series.
@@ -353,4 +378,18 @@ func dashboardQueries(t *testing.T, path string) []string {
 	walk(d)
 	require.NotEmpty(t, out, "%s: no queries", path)
 	return out
+}
+
+// fixerLog returns the last lines of the log of each sandboxpin-fix
+// container the node's kubelet ran.
+func fixerLog(t *testing.T, n *clustertest.Node) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 30*time.Second)
+	defer cancel()
+	argv := append(n.Enter(), "sh", "-c", `for f in /var/log/pods/sandboxpin_sandboxpin-fix-*/*/*.log; do echo "== $f"; tail -n 150 "$f"; done`)
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+	}
+	return string(out)
 }
