@@ -113,12 +113,13 @@ const busyboxImage = "sandboxpin.test/busybox:1"
 // both; restarts through go-systemd's client on the node's bus keep the
 // pods running; in write mode both nodes end done, one at a time (audit
 // protected, the image pinned: on 1.7.35 by the label the rollout sets;
-// the next GC round keeps it), the Events and Leases logged as the
-// timeline; a fix made to fail
+// the next GC round, awaited after the halt below, keeps it), the Events
+// and Leases logged as the timeline; a fix made to fail
 // (containerd's restart fails) marks the node failed, halts the rollout
 // (the Lease's sandboxpin.io/halted, the alert SandboxpinFixHalted
 // firing) and leaves the other node's files as they were; lifting the
-// halt resumes it to done; every panel query of deploy/grafana's
+// halt resumes it to done (pulling the pause image the GC would have
+// removed while it was halted); every panel query of deploy/grafana's
 // dashboard returns series from the test's Prometheus.
 func TestClusterRollout(t *testing.T) {
 	t.Parallel()

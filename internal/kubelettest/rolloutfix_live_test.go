@@ -280,22 +280,12 @@ func (r *rolloutRun) write(t *testing.T, pause []byte) {
 		assert.True(t, a[1].Before(b[0]) || b[1].Before(a[0]) || a[1].Equal(b[0]) || b[1].Equal(a[0]), "one node at a time: %v", windows)
 	}
 
-	// The kubelet's next GC round keeps the pause image where the
-	// rollout pinned it: each node's rounds counted first, so that the
-	// nodes' rounds are awaited side by side.
+	// Each node's GC rounds so far: the next one, after the node's
+	// last write, must keep the pause image (awaited at the end, side by
+	// side with the halt).
 	rounds := map[string]int{}
 	for _, n := range rolloutNodes {
 		rounds[n.name] = len(kubelettest.GCRoundDone().FindAllString(r.nodes[n.name].KubeletLog(), -1))
-	}
-	for _, n := range rolloutNodes {
-		node := r.nodes[n.name]
-		id := imageIDs(t.Context(), t, node.Containerd.Endpoint)[n.stored[0]]
-		rounds := rounds[n.name]
-		require.Eventually(t, func() bool { return len(kubelettest.GCRoundDone().FindAllString(node.KubeletLog(), -1)) > rounds },
-			kubelettest.ImageGCPeriod+time.Minute, 5*time.Second, "%s: a GC round", n.name)
-		_, kept := imageIDs(t.Context(), t, node.Containerd.Endpoint)[n.stored[0]]
-		assert.Equal(t, states[n.name] == "done", kept, "%s: the kubelet's GC keeps the pause image %s after the rollout exactly where it ended done (%s)", n.name, id, states[n.name])
-		t.Logf("%s: the kubelet's GC after the rollout:\n%s", n.name, gcLines(node.KubeletLog()))
 	}
 
 	// A failed fix halts the rollout: node-2-4 as it was, its next
@@ -328,6 +318,21 @@ func (r *rolloutRun) write(t *testing.T, pause []byte) {
 	assert.Equal(t, 0, code, "%s: audit after the resumed fix:\n%s", failing.name, out)
 	t.Logf("%s: audit after the resumed fix (exit %d):\n%s", failing.name, code, out)
 	t.Logf("the timeline after the lift:\n%s", r.timeline(t))
+
+	// The kubelet's next GC round keeps the pause image where the
+	// rollout pinned it: the other node's first round after write mode,
+	// the failing node's first after the resumed fix.
+	rounds[failing.name] = len(kubelettest.GCRoundDone().FindAllString(r.nodes[failing.name].KubeletLog(), -1))
+	for _, n := range rolloutNodes {
+		node := r.nodes[n.name]
+		id := imageIDs(t.Context(), t, node.Containerd.Endpoint)[n.stored[0]]
+		rounds := rounds[n.name]
+		require.Eventually(t, func() bool { return len(kubelettest.GCRoundDone().FindAllString(node.KubeletLog(), -1)) > rounds },
+			kubelettest.ImageGCPeriod+time.Minute, 5*time.Second, "%s: a GC round", n.name)
+		_, kept := imageIDs(t.Context(), t, node.Containerd.Endpoint)[n.stored[0]]
+		assert.Equal(t, states[n.name] == "done", kept, "%s: the kubelet's GC keeps the pause image %s after the rollout exactly where it ended done (%s)", n.name, id, states[n.name])
+		t.Logf("%s: the kubelet's GC, the whole run:\n%s", n.name, gcLines(node.KubeletLog()))
+	}
 
 	// Every panel query of the dashboard returns series.
 	queries := dashboardQueries(t, "../../deploy/grafana/sandboxpin.json")
